@@ -1,0 +1,339 @@
+"""Named presets holding the papers' hyperparameters, each with a reduced variant.
+
+A configuration is three plain dataclasses (data, model, train) inside a :class:`Config`.
+Presets are printable (``print(cfg)``), serialisable (``cfg.to_json()``) and overridable
+with dotted keys, from Python, papermill parameters or the command line::
+
+    cfg = get_preset("zaremba2014-small", size="reduced", overrides=["train.lr=0.5"])
+
+An unknown key is an error that lists the valid ones. ``size="full"`` is the paper's
+configuration; ``size="reduced"`` applies the preset's ``reduced`` overrides, chosen so a
+chapter runs in minutes on two CPU cores (fewer training tokens, fewer epochs), and says
+so in ``cfg.notes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+
+class ConfigError(ValueError):
+    """A malformed preset name, key or value; the message lists the valid choices."""
+
+
+@dataclass
+class DataConfig:
+    corpus: str = "ptb"  # "ptb", "wikitext-2" or "synthetic"
+    data_dir: str | None = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
+    download: bool = True  # fetch missing files when online (MLM_NO_DOWNLOAD=1 forbids)
+    protocol: str = "stream"  # "stream", "sentence" or "document" (DESIGN.md section 4)
+    batch_size: int = 20
+    eval_batch_size: int = 10  # evaluation scores every token whatever the batch size
+    bptt: int = 20  # truncated-BPTT window (stream and document protocols)
+    max_len: int | None = None  # sentence protocol: truncate to this many inputs
+    pad_to: int | None = None  # sentence protocol: pad every batch to this width
+    buckets: bool = False  # sentence protocol: group sentences of similar length
+    max_train_tokens: int | None = None  # reduced runs: use only the first lines of train
+    max_eval_tokens: int | None = None  # reduced runs: use only the first lines of valid/test
+
+
+@dataclass
+class ModelConfig:
+    head: str = "identity"  # the memory head; "identity" is the plain LSTM
+    embed_size: int = 200
+    hidden_size: int = 200
+    num_layers: int = 2
+    dropout: float = 0.0  # on non-recurrent connections (Zaremba et al. 2014)
+    tie_weights: bool = False  # share input and output embeddings (Press & Wolf 2017)
+    init_range: float = 0.1  # uniform initialisation in [-init_range, init_range]
+    zero_bias: bool = False  # biases start at 0 instead of uniform
+    forget_bias: float | None = None  # forget-gate bias, None: as initialised
+
+
+@dataclass
+class TrainConfig:
+    optimizer: str = "sgd"  # "sgd", "adam" or "rmsprop"
+    lr: float = 1.0
+    weight_decay: float = 0.0
+    epochs: int = 13
+    schedule: str = "decay"  # "constant", "decay" (after decay_start) or "plateau"
+    decay_start: int = 4  # "decay": lr is constant for this many epochs, then divided ...
+    decay_factor: float = 2.0  # ... by this factor after every further epoch
+    plateau_patience: int = 0  # "plateau": epochs without improvement before a decay + rollback
+    early_stop_patience: int = 0  # stop after this many epochs without improvement (0: never)
+    clip: float = 5.0  # max global gradient norm (0: no clipping)
+    loss_reduction: str = "sequence_sum"  # "sequence_sum": NLL summed over time / batch rows
+    # (Zaremba's Lua code, Salton's code); "token_mean": mean NLL per scored token
+    seed: int = 0
+    device: str = "auto"  # "auto" picks cuda, then mps, then cpu
+    log_interval: int = 50  # batches between progress-bar updates (each one syncs the device)
+    threads: int = 0  # CPU threads for torch (0: leave torch's default)
+
+
+@dataclass
+class Config:
+    name: str = "custom"
+    description: str = ""
+    size: str = "full"
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    # What the paper reports for this configuration (valid/test perplexity, parameters, source).
+    paper: dict = field(default_factory=dict)
+    notes: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Config":
+        d = dict(d)
+        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ConfigError(f"unknown config sections {sorted(unknown)}; valid: "
+                              f"{[f.name for f in dataclasses.fields(cls)]}")
+        sections = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig}
+        for key, klass in sections.items():
+            if key in d:
+                d[key] = _section_from_dict(klass, d[key], key)
+        return cls(**d)
+
+    def __str__(self) -> str:
+        lines = [f"{self.name} ({self.size}): {self.description}"]
+        for section in ("data", "model", "train"):
+            values = asdict(getattr(self, section))
+            lines.append(f"  {section}: " + ", ".join(f"{k}={v!r}" for k, v in values.items()))
+        if self.paper:
+            lines.append(f"  paper: {self.paper}")
+        if self.notes:
+            lines.append(f"  notes: {self.notes}")
+        return "\n".join(lines)
+
+
+def _section_from_dict(klass, values: dict, prefix: str):
+    valid = [f.name for f in dataclasses.fields(klass)]
+    unknown = sorted(set(values) - set(valid))
+    if unknown:
+        raise ConfigError(f"unknown keys {', '.join(prefix + '.' + k for k in unknown)}; "
+                          f"valid keys: {', '.join(prefix + '.' + k for k in valid)}")
+    return klass(**values)
+
+
+def valid_keys() -> list[str]:
+    keys = [f.name for f in dataclasses.fields(Config) if f.name in ("name", "description", "notes")]
+    for section, klass in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
+        keys += [f"{section}.{f.name}" for f in dataclasses.fields(klass)]
+    return keys
+
+
+_TRUE, _FALSE, _NONE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}, {"none", "null", ""}
+
+
+def _coerce(value: Any, annotation, key: str):
+    """Convert a command-line string to the field's declared type."""
+    if not isinstance(value, str):
+        return value
+    types = typing.get_args(annotation) or (annotation,)
+    if type(None) in types and value.strip().lower() in _NONE:
+        return None
+    for t in types:
+        if t is bool:
+            if value.lower() in _TRUE:
+                return True
+            if value.lower() in _FALSE:
+                return False
+        elif t is int:
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif t is float:
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        elif t is str:
+            return value
+    raise ConfigError(f"{key}: cannot read {value!r} as {annotation}")
+
+
+def apply_overrides(cfg: Config, overrides) -> Config:
+    """Return a copy of ``cfg`` with ``overrides`` applied.
+
+    ``overrides`` is a dict ``{"train.lr": 0.5}`` or a list of ``"train.lr=0.5"`` strings.
+    """
+    if isinstance(overrides, dict):
+        items = list(overrides.items())
+    else:
+        items = []
+        for text in overrides or []:
+            if "=" not in text:
+                raise ConfigError(f"override {text!r} is not of the form key=value (e.g. train.lr=0.5)")
+            key, value = text.split("=", 1)
+            items.append((key.strip(), value.strip()))
+    cfg = Config.from_dict(json.loads(cfg.to_json()))  # a deep copy
+    keys = valid_keys()
+    for key, value in items:
+        if key not in keys:
+            raise ConfigError(f"unknown config key {key!r}; valid keys:\n  " + "\n  ".join(keys))
+        if "." in key:
+            section, name = key.split(".", 1)
+            target = getattr(cfg, section)
+        else:
+            target, name = cfg, key
+        hints = typing.get_type_hints(type(target))
+        setattr(target, name, _coerce(value, hints[name], key))
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: Config) -> None:
+    choices = {
+        "data.protocol": (cfg.data.protocol, ("stream", "sentence", "document")),
+        "train.optimizer": (cfg.train.optimizer, ("sgd", "adam", "rmsprop")),
+        "train.schedule": (cfg.train.schedule, ("constant", "decay", "plateau")),
+        "train.loss_reduction": (cfg.train.loss_reduction, ("sequence_sum", "token_mean")),
+        "size": (cfg.size, ("full", "reduced")),
+    }
+    for key, (value, allowed) in choices.items():
+        if value not in allowed:
+            raise ConfigError(f"{key}={value!r} is not one of {', '.join(allowed)}")
+    positive = {"data.batch_size": cfg.data.batch_size, "data.bptt": cfg.data.bptt,
+                "data.eval_batch_size": cfg.data.eval_batch_size, "model.hidden_size": cfg.model.hidden_size,
+                "model.embed_size": cfg.model.embed_size, "model.num_layers": cfg.model.num_layers,
+                "train.epochs": cfg.train.epochs}
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{key} must be at least 1, got {value}")
+    if not 0.0 <= cfg.model.dropout < 1.0:
+        raise ConfigError(f"model.dropout must be in [0, 1), got {cfg.model.dropout}")
+    if cfg.model.tie_weights and cfg.model.embed_size != cfg.model.hidden_size and cfg.model.head == "identity":
+        raise ConfigError("model.tie_weights needs model.embed_size == model.hidden_size for the plain LSTM "
+                          f"(got {cfg.model.embed_size} and {cfg.model.hidden_size})")
+
+
+# -- presets --------------------------------------------------------------------------------
+@dataclass
+class Preset:
+    build: Callable[[], Config]
+    reduced: dict  # overrides that make the CPU-sized variant
+
+
+PRESETS: dict[str, Preset] = {}
+
+
+def register(name: str, reduced: dict):
+    def wrap(fn):
+        PRESETS[name] = Preset(fn, reduced)
+        return fn
+    return wrap
+
+
+def list_presets() -> list[str]:
+    return sorted(PRESETS)
+
+
+def get_preset(name: str, size: str = "full", overrides=None) -> Config:
+    """The preset ``name`` in ``size`` "full" (the paper) or "reduced" (CPU minutes)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; available presets:\n  " + "\n  ".join(list_presets()))
+    if size not in ("full", "reduced"):
+        raise ConfigError(f"size must be 'full' or 'reduced', got {size!r}")
+    preset = PRESETS[name]
+    cfg = preset.build()
+    cfg.name = name
+    if size == "reduced":
+        cfg = apply_overrides(cfg, preset.reduced)
+        cfg.size = "reduced"
+        reduced_desc = ", ".join(f"{k}={v}" for k, v in preset.reduced.items())
+        cfg.notes = (cfg.notes + " " if cfg.notes else "") + f"Reduced for CPU: {reduced_desc}."
+    validate(cfg)
+    return apply_overrides(cfg, overrides) if overrides else cfg
+
+
+# The reduced baseline: the first ~20% of PTB's training text, the full validation and
+# test sets (so perplexities are comparable in kind to the paper's), a narrower network.
+_REDUCED_PTB = {"data.max_train_tokens": 200_000, "data.max_eval_tokens": None}
+
+
+def _zaremba(size_name: str, hidden: int, dropout: float, init: float, epochs: int, decay_start: int,
+             decay_factor: float, clip: float, bptt: int, tied: bool = False) -> Config:
+    return Config(
+        data=DataConfig(corpus="ptb", protocol="stream", batch_size=20, bptt=bptt),
+        model=ModelConfig(embed_size=hidden, hidden_size=hidden, num_layers=2, dropout=dropout,
+                          tie_weights=tied, init_range=init),
+        train=TrainConfig(optimizer="sgd", lr=1.0, epochs=epochs, schedule="decay", decay_start=decay_start,
+                          decay_factor=decay_factor, clip=clip, loss_reduction="sequence_sum"),
+    )
+
+
+@register("zaremba2014-small", reduced={**_REDUCED_PTB, "train.epochs": 6, "train.decay_start": 3})
+def _zaremba_small() -> Config:
+    cfg = _zaremba("small", 200, 0.0, 0.1, 13, 4, 2.0, 5.0, 20)
+    cfg.description = "Zaremba et al. (2014) small non-regularized LSTM, 2x200, PTB"
+    cfg.paper = {"valid": 120.7, "test": 114.5, "params": "4.65M (Press & Wolf 2017)",
+                 "source": "Zaremba et al. 2014, Table 1"}
+    return cfg
+
+
+@register("zaremba2014-medium", reduced={**_REDUCED_PTB, "model.embed_size": 256, "model.hidden_size": 256,
+                                         "train.epochs": 6, "train.decay_start": 3, "data.bptt": 20})
+def _zaremba_medium() -> Config:
+    cfg = _zaremba("medium", 650, 0.5, 0.05, 39, 6, 1.2, 5.0, 35)
+    cfg.description = "Zaremba et al. (2014) medium regularized LSTM, 2x650, dropout 0.5, PTB"
+    cfg.paper = {"valid": 86.2, "test": 82.7, "params": "20M", "source": "Zaremba et al. 2014, Table 1"}
+    return cfg
+
+
+@register("zaremba2014-large", reduced={**_REDUCED_PTB, "model.embed_size": 256, "model.hidden_size": 256,
+                                        "train.epochs": 6, "train.decay_start": 3, "data.bptt": 20})
+def _zaremba_large() -> Config:
+    cfg = _zaremba("large", 1500, 0.65, 0.04, 55, 14, 1.15, 10.0, 35)
+    cfg.description = "Zaremba et al. (2014) large regularized LSTM, 2x1500, dropout 0.65, PTB"
+    cfg.paper = {"valid": 82.2, "test": 78.4, "params": "66M", "source": "Zaremba et al. 2014, Table 1"}
+    return cfg
+
+
+@register("press2017-small-tied", reduced={**_REDUCED_PTB, "train.epochs": 6, "train.decay_start": 3})
+def _press_small() -> Config:
+    cfg = _zaremba("small", 200, 0.0, 0.1, 13, 4, 2.0, 5.0, 20, tied=True)
+    cfg.description = "Press & Wolf (2017): Zaremba's small LSTM with tied input/output embeddings, PTB"
+    cfg.paper = {"valid": 117.5, "test": 112.4, "params": "2.65M", "source": "Press & Wolf 2017, small + WT"}
+    return cfg
+
+
+@register("press2017-medium-tied", reduced={**_REDUCED_PTB, "model.embed_size": 256, "model.hidden_size": 256,
+                                            "train.epochs": 6, "train.decay_start": 3, "data.bptt": 20})
+def _press_medium() -> Config:
+    cfg = _zaremba("medium", 650, 0.5, 0.05, 39, 6, 1.2, 5.0, 35, tied=True)
+    cfg.description = "Press & Wolf (2017): Zaremba's medium LSTM with tied embeddings, PTB"
+    cfg.paper = {"source": "Press & Wolf 2017, medium + WT (number not verified here; see chapter 01)"}
+    return cfg
+
+
+@register("press2017-large-tied", reduced={**_REDUCED_PTB, "model.embed_size": 256, "model.hidden_size": 256,
+                                           "train.epochs": 6, "train.decay_start": 3, "data.bptt": 20})
+def _press_large() -> Config:
+    cfg = _zaremba("large", 1500, 0.65, 0.04, 55, 14, 1.15, 10.0, 35, tied=True)
+    cfg.description = "Press & Wolf (2017): Zaremba's large LSTM with tied embeddings, PTB"
+    cfg.paper = {"valid": 77.7, "test": 74.3, "params": "51M", "source": "Press & Wolf 2017, large + WT"}
+    return cfg
+
+
+@register("synthetic-tiny", reduced={})
+def _synthetic_tiny() -> Config:
+    """A seconds-long run on the synthetic key-value corpus, for tests and demos."""
+    return Config(
+        description="tiny LSTM on the synthetic key-value corpus (no files needed)",
+        data=DataConfig(corpus="synthetic", protocol="stream", batch_size=8, bptt=12, eval_batch_size=4),
+        model=ModelConfig(embed_size=32, hidden_size=32, num_layers=1, init_range=0.1),
+        train=TrainConfig(optimizer="adam", lr=0.01, epochs=3, schedule="constant", clip=5.0,
+                          loss_reduction="token_mean", log_interval=20),
+    )

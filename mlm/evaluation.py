@@ -1,0 +1,70 @@
+"""Perplexity, exactly as DESIGN.md section 4 defines it.
+
+    perplexity = exp( total negative log-likelihood / number of scored targets )
+
+Scored targets are the positions where ``Batch.mask`` is True: every word and every
+``<eos>``, never padding. The state is carried between batches for the stream and
+document protocols, exactly as in training.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from mlm.data.batching import Batches
+
+
+@dataclass
+class EvalResult:
+    nll: float  # total negative log-likelihood (nats)
+    tokens: int  # number of scored targets
+
+    @property
+    def loss(self) -> float:
+        return self.nll / max(self.tokens, 1)
+
+    @property
+    def perplexity(self) -> float:
+        return math.exp(self.loss)
+
+
+def masked_nll(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Summed negative log-likelihood over the scored positions (a 0-dim tensor)."""
+    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
+    return (nll * mask.reshape(-1).to(nll.dtype)).sum()
+
+
+def detach_state(state):
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.detach()
+    if isinstance(state, (tuple, list)):
+        return type(state)(detach_state(s) for s in state)
+    if isinstance(state, dict):
+        return {k: detach_state(v) for k, v in state.items()}
+    return state
+
+
+@torch.no_grad()
+def evaluate(model, batches: Batches, device=None) -> EvalResult:
+    """Total NLL and token count of ``model`` on ``batches`` (dropout off)."""
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    tokens = 0
+    state = memory = None
+    for batch in batches:
+        tokens += batch.num_tokens  # counted on the host before the move: no device sync
+        batch = batch.to(device)
+        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+        total += masked_nll(out.logits.float(), batch.targets, batch.mask).double()
+        if batches.carry_state:
+            state, memory = out.state, out.memory
+    model.train(was_training)
+    return EvalResult(float(total), tokens)

@@ -1,0 +1,319 @@
+"""The training engine: one function, :func:`train`, for every model of the book.
+
+It builds the data and the model from a :class:`~mlm.configs.Config`, runs the epochs with
+the paper's optimiser and learning-rate schedule, evaluates validation perplexity after each
+epoch, keeps the best weights, and finally scores the test set with them. A run folder holds
+
+* ``config.json``    the exact configuration,
+* ``metrics.jsonl``  one JSON line per epoch (learning rate, train/valid perplexity, speed),
+* ``checkpoint.pt``  the latest epoch's full training state (atomic; resuming continues from it),
+* ``best.pt``        the weights with the best validation perplexity so far,
+* ``result.json``    the summary: best validation and test perplexity, parameters, tokens/second.
+
+A NaN or infinite loss stops the run with :class:`TrainingDiverged`; the checkpoint of the
+last good epoch is left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from mlm.configs import Config
+from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamBatches, load_corpus,
+                      synthetic_corpus, truncate_lines)
+from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
+from mlm.models import IdentityHead, LanguageModel
+from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, set_seed
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite."""
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint does not match the run that tries to use it."""
+
+
+# -- building blocks --------------------------------------------------------------------
+def load_data(cfg: Config) -> Corpus:
+    if cfg.data.corpus == "synthetic":
+        return synthetic_corpus(seed=cfg.train.seed)
+    return load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
+
+
+def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None = None) -> Batches:
+    """Batches of ``split`` under the configured protocol (train uses ``batch_size``)."""
+    d, vocab = cfg.data, corpus.vocab
+    train = split == "train"
+    limit = d.max_train_tokens if train else d.max_eval_tokens
+    lines = truncate_lines(corpus.ids(split), limit)
+    batch_size = d.batch_size if train else d.eval_batch_size
+    if d.protocol == "stream":
+        return StreamBatches(lines, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
+    if d.protocol == "sentence":
+        return SentenceBatches(lines, vocab.bos_id, vocab.eos_id, vocab.pad_id, batch_size,
+                               max_len=d.max_len if train else None, pad_to=d.pad_to if train else None,
+                               buckets=d.buckets, shuffle=train if shuffle is None else shuffle,
+                               seed=cfg.train.seed)
+    starts = [s for s in corpus.documents[split] if s < len(lines)]
+    return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
+
+
+HEADS = {"identity": lambda cfg, vocab: IdentityHead(cfg.model.hidden_size)}
+
+
+def build_model(cfg: Config, vocab_size: int, pad_id: int = 0) -> LanguageModel:
+    m = cfg.model
+    if m.head not in HEADS:
+        raise ValueError(f"unknown model.head {m.head!r}; known heads: {', '.join(HEADS)}")
+    head = HEADS[m.head](cfg, vocab_size)
+    return LanguageModel(vocab_size, m.embed_size, m.hidden_size, m.num_layers, dropout=m.dropout,
+                         tie_weights=m.tie_weights, init_range=m.init_range, zero_bias=m.zero_bias,
+                         forget_bias=m.forget_bias, head=head, pad_id=pad_id)
+
+
+def build_optimizer(cfg: Config, model) -> torch.optim.Optimizer:
+    t = cfg.train
+    if t.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+    if t.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+    return torch.optim.RMSprop(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+
+
+def scheduled_lr(cfg: Config, epoch: int) -> float:
+    """Learning rate of ``epoch`` (1-based) under the "decay" schedule.
+
+    Constant for the first ``decay_start`` epochs, then divided by ``decay_factor`` after
+    each further epoch: Zaremba et al.'s small model uses lr 1 for epochs 1-4, 0.5 in
+    epoch 5, 0.25 in epoch 6, ...
+    """
+    t = cfg.train
+    return t.lr / t.decay_factor ** max(0, epoch - t.decay_start)
+
+
+# -- one epoch --------------------------------------------------------------------------
+def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progress=None,
+                epoch: int = 0) -> EvalResult:
+    """One pass over ``batches``; returns the training NLL and token count."""
+    model.train()
+    t = cfg.train
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    tokens = 0
+    state = memory = None
+    params = [p for p in model.parameters() if p.requires_grad]
+    for i, batch in enumerate(batches):
+        n_tokens = batch.num_tokens
+        rows = batch.inputs.size(0)
+        batch = batch.to(device)
+        if not batches.carry_state:
+            state = memory = None
+        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+        nll = masked_nll(out.logits.float(), batch.targets, batch.mask)
+        # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
+        # "token_mean": averaged over every scored token.
+        loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.clip > 0:
+            torch.nn.utils.clip_grad_norm_(params, t.clip)
+        optimizer.step()
+        if batches.carry_state:
+            state, memory = detach_state(out.state), detach_state(out.memory)
+        total += nll.detach().double()
+        tokens += n_tokens
+        last = i + 1 == len(batches)
+        if (i + 1) % max(t.log_interval, 1) == 0 or last:
+            value = float(total)  # the only host sync, every log_interval batches
+            if not math.isfinite(value):
+                raise TrainingDiverged(
+                    f"the training loss became {value} in epoch {epoch}, batch {i + 1}. The last good "
+                    f"checkpoint is kept. Try a smaller train.lr or a tighter train.clip.")
+            if progress is not None:
+                progress.update((i + 1) - progress.n)
+                progress.set_postfix(ppl=f"{math.exp(value / max(tokens, 1)):.1f}", refresh=False)
+    return EvalResult(float(total), tokens)
+
+
+# -- a whole run -----------------------------------------------------------------------
+@dataclass
+class RunResult:
+    config: Config
+    model: LanguageModel
+    corpus: Corpus
+    history: list[dict] = field(default_factory=list)
+    result: dict = field(default_factory=dict)
+    run_dir: Path | None = None
+
+
+def _bar(total, desc, enabled, leave):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=leave, mininterval=1.0)
+
+
+def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, progress: bool = True,
+          max_epochs: int | None = None) -> RunResult:
+    """Train ``cfg`` to the end (or ``max_epochs`` more epochs), then score the test set.
+
+    With a ``run_dir`` holding a checkpoint of the same configuration and ``resume``, the
+    run continues where it stopped; a finished run is loaded, not retrained.
+    """
+    t = cfg.train
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    device = choose_device(t.device)
+    set_seed(t.seed)
+    corpus = load_data(cfg)
+    vocab = corpus.vocab
+    train_batches = build_batches(cfg, corpus, "train")
+    valid_batches = build_batches(cfg, corpus, "valid")
+    model = build_model(cfg, len(vocab), vocab.pad_id).to(device)
+    optimizer = build_optimizer(cfg, model)
+
+    run_dir = Path(run_dir) if run_dir is not None else None
+    history: list[dict] = []
+    start_epoch, best_valid, best_epoch, bad_epochs, lr = 1, math.inf, 0, 0, t.lr
+    best_state = None
+    train_seconds = train_tokens = 0.0
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        ckpt_path = run_dir / "checkpoint.pt"
+        if resume and ckpt_path.exists():
+            ckpt = _load_checkpoint(ckpt_path, cfg, vocab.fingerprint(), device)
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            train_batches.load_state_dict(ckpt["batches"])
+            torch.set_rng_state(ckpt["rng"]["torch"])
+            if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
+                torch.cuda.set_rng_state_all(ckpt["rng"]["cuda"])
+            history = ckpt["history"]
+            start_epoch = ckpt["epoch"] + 1
+            best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
+                                                      ckpt["bad_epochs"], ckpt["lr"])
+            train_seconds, train_tokens = ckpt["train_seconds"], ckpt["train_tokens"]
+            best_state = torch.load(run_dir / "best.pt", map_location=device, weights_only=True)
+        elif not resume:
+            for stale in ("checkpoint.pt", "best.pt", "metrics.jsonl", "result.json"):
+                (run_dir / stale).unlink(missing_ok=True)
+        atomic_write_bytes(run_dir / "config.json", (cfg.to_json() + "\n").encode())
+
+    stop_epoch = t.epochs if max_epochs is None else min(t.epochs, start_epoch - 1 + max_epochs)
+    stopped_early = bool(history and history[-1].get("stopped_early"))
+    epochs_bar = _bar(t.epochs, cfg.name, progress, leave=True)
+    if epochs_bar is not None:
+        epochs_bar.update(start_epoch - 1)
+    wall_start = time.perf_counter()
+    epoch = start_epoch - 1
+    for epoch in range(start_epoch, stop_epoch + 1):
+        if stopped_early:
+            break
+        if t.schedule == "decay":
+            lr = scheduled_lr(cfg, epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        bar = _bar(len(train_batches), f"epoch {epoch}", progress, leave=False)
+        start = time.perf_counter()
+        train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        if bar is not None:
+            bar.close()
+        train_seconds += seconds
+        train_tokens += train_res.tokens
+        valid_res = evaluate(model, valid_batches, device)
+        improved = valid_res.perplexity < best_valid
+        if improved:
+            best_valid, best_epoch, bad_epochs = valid_res.perplexity, epoch, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            bad_epochs += 1
+        record = {"epoch": epoch, "lr": lr, "train_ppl": train_res.perplexity,
+                  "valid_ppl": valid_res.perplexity, "best_valid_ppl": best_valid,
+                  "seconds": seconds, "tokens_per_second": train_res.tokens / max(seconds, 1e-9)}
+        if t.schedule == "plateau" and not improved and bad_epochs >= max(t.plateau_patience, 1):
+            # Decay on a validation plateau and roll back to the best weights.
+            lr = lr / t.decay_factor
+            model.load_state_dict(best_state)
+            record["rolled_back_to"] = best_epoch
+        if t.early_stop_patience and bad_epochs >= t.early_stop_patience:
+            record["stopped_early"] = stopped_early = True
+        history.append(record)
+        if epochs_bar is not None:
+            epochs_bar.update(1)
+            epochs_bar.set_postfix(valid_ppl=f"{valid_res.perplexity:.1f}", refresh=False)
+        if run_dir is not None:
+            if improved:
+                atomic_torch_save(best_state, run_dir / "best.pt")
+            _save_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), model, optimizer,
+                             train_batches, history, epoch, best_valid, best_epoch, bad_epochs, lr,
+                             train_seconds, train_tokens)
+            with open(run_dir / "metrics.jsonl", "a") as f:
+                f.write(json.dumps(record) + "\n")
+    if epochs_bar is not None:
+        epochs_bar.close()
+
+    finished = stopped_early or epoch >= t.epochs or (history and history[-1]["epoch"] >= t.epochs)
+    if best_state is not None:
+        model.load_state_dict(best_state)  # test with the best validation weights
+    result = {"name": cfg.name, "size": cfg.size, "finished": bool(finished),
+              "epochs_run": len(history), "best_epoch": best_epoch, "best_valid_ppl": best_valid,
+              "parameters": model.num_parameters(),
+              "train_tokens_per_second": train_tokens / max(train_seconds, 1e-9),
+              "train_seconds": train_seconds, "wall_seconds": time.perf_counter() - wall_start,
+              "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
+              "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict()}
+    if finished:
+        test_batches = build_batches(cfg, corpus, "test")
+        start = time.perf_counter()
+        test_res = evaluate(model, test_batches, device)
+        result["test_ppl"] = test_res.perplexity
+        result["test_tokens"] = test_res.tokens
+        result["eval_tokens_per_second"] = test_res.tokens / max(time.perf_counter() - start, 1e-9)
+        if run_dir is not None:
+            atomic_write_json(run_dir / "result.json", result)
+    return RunResult(cfg, model, corpus, history, result, run_dir)
+
+
+def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history, epoch, best_valid,
+                     best_epoch, bad_epochs, lr, train_seconds, train_tokens):
+    rng = {"torch": torch.get_rng_state(),
+           "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+    atomic_torch_save({
+        "config": cfg.to_dict(), "vocab_fingerprint": fingerprint, "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(), "batches": batches.state_dict(), "rng": rng,
+        "history": history, "epoch": epoch, "best_valid": best_valid, "best_epoch": best_epoch,
+        "bad_epochs": bad_epochs, "lr": lr, "train_seconds": train_seconds, "train_tokens": train_tokens,
+    }, path)
+
+
+def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=False)
+    except Exception as err:  # a truncated or foreign file
+        raise CheckpointError(f"cannot read checkpoint {path}: {err}. Delete it to start over.") from err
+    saved = dict(ckpt["config"])
+    current = cfg.to_dict()
+    # The epoch budget may change between sessions (e.g. train longer); nothing else may.
+    saved["train"] = {**saved["train"], "epochs": current["train"]["epochs"]}
+    for key in ("notes",):
+        saved[key] = current[key]
+    if saved != current:
+        diff = [f"{s}.{k}: {saved[s][k]!r} -> {current[s][k]!r}"
+                for s in ("data", "model", "train") for k in current[s] if saved[s].get(k) != current[s][k]]
+        raise CheckpointError(f"{path} was written by a different configuration ({'; '.join(diff) or 'name'}). "
+                              "Use another run folder, or resume=False (--restart) to start over.")
+    if ckpt["vocab_fingerprint"] != fingerprint:
+        raise CheckpointError(f"{path} was trained with a different vocabulary; the corpus files changed. "
+                              "Use another run folder, or resume=False (--restart) to start over.")
+    return ckpt

@@ -1,0 +1,60 @@
+"""Small helpers: device choice, seeding, atomic file writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from pathlib import Path
+
+import torch
+
+
+def choose_device(name: str = "auto") -> torch.device:
+    """``"auto"`` picks CUDA, then Apple's MPS, then the CPU; any other name is used as given."""
+    if name in (None, "", "auto"):
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but CUDA is not available; use device='auto' or 'cpu'")
+    return device
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, and torch on every device, for reproducible runs."""
+    random.seed(seed)
+    torch.manual_seed(seed)  # also seeds CUDA and MPS generators
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def atomic_write_json(path: Path, obj) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
+
+
+def atomic_torch_save(obj, path: Path) -> None:
+    """``torch.save`` that never leaves a half-written checkpoint behind."""
+    import io
+
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
