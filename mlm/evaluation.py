@@ -33,7 +33,11 @@ class EvalResult:
 
 
 def masked_nll(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Summed negative log-likelihood over the scored positions (a 0-dim tensor)."""
+    """Summed negative log-likelihood over the scored positions (a 0-dim tensor).
+
+    Padded positions are multiplied by zero, so models must give finite logits there (a
+    memory head whose window is empty returns zeros, never the NaN of a softmax over nothing).
+    """
     nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
     return (nll * mask.reshape(-1).to(nll.dtype)).sum()
 

@@ -201,7 +201,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
                                                       ckpt["bad_epochs"], ckpt["lr"])
             train_seconds, train_tokens = ckpt["train_seconds"], ckpt["train_tokens"]
-            best_state = torch.load(run_dir / "best.pt", map_location=device, weights_only=True)
+            if (run_dir / "best.pt").exists():
+                best_state = torch.load(run_dir / "best.pt", map_location=device, weights_only=True)
         elif not resume:
             for stale in ("checkpoint.pt", "best.pt", "metrics.jsonl", "result.json"):
                 (run_dir / stale).unlink(missing_ok=True)
@@ -232,6 +233,9 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
         train_seconds += seconds
         train_tokens += train_res.tokens
         valid_res = evaluate(model, valid_batches, device)
+        if not math.isfinite(valid_res.loss):
+            raise TrainingDiverged(f"the validation loss became {valid_res.loss} after epoch {epoch}. The last good "
+                                   "checkpoint is kept. Try a smaller train.lr or a tighter train.clip.")
         improved = valid_res.perplexity < best_valid
         if improved:
             best_valid, best_epoch, bad_epochs = valid_res.perplexity, epoch, 0
@@ -282,6 +286,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
         result["eval_tokens_per_second"] = test_res.tokens / max(time.perf_counter() - start, 1e-9)
         if run_dir is not None:
             atomic_write_json(run_dir / "result.json", result)
+    elif run_dir is not None:
+        (run_dir / "result.json").unlink(missing_ok=True)  # a result of an earlier, shorter run is stale
     return RunResult(cfg, model, corpus, history, result, run_dir)
 
 
@@ -297,21 +303,27 @@ def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history,
     }, path)
 
 
+_CHECKPOINT_KEYS = ("config", "vocab_fingerprint", "model", "optimizer", "batches", "rng", "history", "epoch",
+                    "best_valid", "best_epoch", "bad_epochs", "lr", "train_seconds", "train_tokens")
+# Settings that do not change what is trained, so a run may resume with other values
+# (e.g. on another machine); everything else must match the checkpoint.
+_RESUMABLE_CHANGES = {("data", "data_dir"), ("data", "download"), ("data", "eval_batch_size"),
+                      ("train", "epochs"), ("train", "device"), ("train", "threads"), ("train", "log_interval")}
+
+
 def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
     try:
         ckpt = torch.load(path, map_location=device, weights_only=False)
     except Exception as err:  # a truncated or foreign file
         raise CheckpointError(f"cannot read checkpoint {path}: {err}. Delete it to start over.") from err
-    saved = dict(ckpt["config"])
-    current = cfg.to_dict()
-    # The epoch budget may change between sessions (e.g. train longer); nothing else may.
-    saved["train"] = {**saved["train"], "epochs": current["train"]["epochs"]}
-    for key in ("notes",):
-        saved[key] = current[key]
-    if saved != current:
-        diff = [f"{s}.{k}: {saved[s][k]!r} -> {current[s][k]!r}"
-                for s in ("data", "model", "train") for k in current[s] if saved[s].get(k) != current[s][k]]
-        raise CheckpointError(f"{path} was written by a different configuration ({'; '.join(diff) or 'name'}). "
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in _CHECKPOINT_KEYS):
+        raise CheckpointError(f"{path} is not an mlm training checkpoint. Delete it, or use another run folder.")
+    saved, current = ckpt["config"], cfg.to_dict()
+    diff = [f"{s}.{k}: {saved.get(s, {}).get(k)!r} -> {current[s][k]!r}"
+            for s in ("data", "model", "train") for k in current[s]
+            if saved.get(s, {}).get(k) != current[s][k] and (s, k) not in _RESUMABLE_CHANGES]
+    if diff:
+        raise CheckpointError(f"{path} was written by a different configuration ({'; '.join(diff)}). "
                               "Use another run folder, or resume=False (--restart) to start over.")
     if ckpt["vocab_fingerprint"] != fingerprint:
         raise CheckpointError(f"{path} was trained with a different vocabulary; the corpus files changed. "

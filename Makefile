@@ -1,0 +1,44 @@
+# The book's two commands:
+#   make book   create .venv if needed, install, execute every chapter (reduced size) into book_output/
+#   make test   unit tests + exercise grading + nbval on the executed chapters
+# Corpora are read from $MLM_DATA_DIR (default ~/.cache/mlm, downloaded there when online).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SIZE ?= reduced
+CHAPTERS ?=
+OUTPUT ?= book_output
+
+.PHONY: install book test chapters sync lab bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+book: install
+	$(BIN)/python -m mlm book $(CHAPTERS) --size $(SIZE) --output $(OUTPUT)
+
+test: install
+	$(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
+
+# Re-execute the chapters and store the executed notebooks in chapters/ (what gets committed).
+chapters: install
+	$(BIN)/python -m mlm book $(CHAPTERS) --size reduced --output $(OUTPUT) --inplace
+
+# After editing a chapter's .py (the source of truth), refresh the paired notebook's code.
+sync: install
+	$(BIN)/jupytext --sync chapters/[0-9][0-9]_*.py
+
+lab: install
+	$(BIN)/jupyter lab chapters
+
+bench: install
+	$(BIN)/python -m mlm bench zaremba2014-small press2017-small-tied zaremba2014-medium
+
+clean:
+	rm -rf $(OUTPUT) .pytest_cache

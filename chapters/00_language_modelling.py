@@ -1,0 +1,394 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 0 — Language modelling, perplexity, and the LSTM
+#
+# Every model in this book does one thing: it reads a text one word at a time and, before each
+# word, says how likely every word of the vocabulary is to come next. This chapter builds the
+# vocabulary we need for the rest of the book:
+#
+# 1. what a language model computes, and why **perplexity** is the number everyone reports;
+# 2. the two corpora we train on (Penn Treebank and WikiText-2), with their statistics;
+# 3. the three ways the papers feed a corpus to a recurrent network (the **training protocols**);
+# 4. the LSTM cell, written out equation by equation and checked against PyTorch's fused `nn.LSTM`.
+#
+# Cells marked `NBVAL_CHECK_OUTPUT` print numbers that must come out identical every time the chapter
+# runs; the test suite re-executes the chapter and compares them.
+
+# %% tags=["parameters"]
+size = "reduced"  # "reduced" (minutes on a CPU) or "full"
+device = "auto"  # "auto", "cpu", "cuda" or "mps"
+seed = 0
+data_dir = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
+
+# %%
+import math
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import mlm
+from mlm.data import DocumentBatches, SentenceBatches, StreamBatches, load_corpus, synthetic_lines
+from mlm.models import LanguageModel, ManualLSTM, lstm_cell_step
+from mlm.utils import set_seed
+
+set_seed(seed)
+torch.set_printoptions(precision=4, sci_mode=False)
+
+# %% [markdown]
+# ## 1. What a language model computes
+#
+# A sentence is a sequence of words $w_1, \dots, w_n$. By the chain rule of probability its
+# probability factorises into one prediction per position:
+#
+# $$ p(w_1, \dots, w_n) = \prod_{t=1}^{n} p(w_t \mid w_1, \dots, w_{t-1}). $$
+#
+# A *language model* is anything that produces those conditional distributions. A recurrent
+# language model summarises the history $w_{<t}$ in a vector $h_{t-1}$ and turns it into a
+# distribution over the vocabulary $V$ with a softmax: $p(\cdot \mid w_{<t}) = \mathrm{softmax}(W h_{t-1} + b)$.
+#
+# To say where a sentence ends, every sentence is followed by an end symbol `<eos>`, which the model
+# must predict too. A sentence of $n$ words therefore costs $n + 1$ predictions.
+#
+# ### Perplexity
+#
+# We judge a model by the probability it gives to held-out text. Over a test set of $N$ predicted
+# tokens, the average negative log-likelihood (the cross-entropy, in nats) is
+#
+# $$ \mathcal{L} = -\frac{1}{N} \sum_{t=1}^{N} \log p(w_t \mid w_{<t}), \qquad \text{perplexity} = e^{\mathcal{L}}. $$
+#
+# Perplexity reads as an *effective branching factor*: a model with perplexity 100 is, on average, as
+# uncertain as if it were choosing uniformly among 100 words. A model that knows nothing and spreads
+# its probability evenly over $|V|$ words has perplexity exactly $|V|$; a perfect model has perplexity 1.
+#
+# Two details decide whether two perplexities can be compared at all, and the book fixes them once:
+# **which tokens are counted** (every word and every `<eos>`, never padding) and **what the model may
+# condition on** (the protocol, section 3). Let us check the uniform-model claim numerically.
+
+# %%
+vocab_size = 10_000
+targets = torch.randint(vocab_size, (1000,))
+uniform_logits = torch.zeros(1000, vocab_size)  # equal scores for every word
+nll = torch.nn.functional.cross_entropy(uniform_logits, targets)  # mean negative log-likelihood
+print(f"uniform model over {vocab_size} words: perplexity {math.exp(nll.item()):.1f}")
+
+# %% [markdown]
+# ## 2. The corpora
+#
+# The papers in this book train on two standard corpora, both already tokenized, lower-level
+# preprocessing done, with rare words replaced by `<unk>`:
+#
+# * **Penn Treebank (PTB)**, in the version prepared by Mikolov et al. (2010): Wall Street Journal text,
+#   lower-cased, numbers replaced by `N`, a 10,000-word vocabulary. One sentence per line.
+# * **WikiText-2** (Merity et al., 2017): Wikipedia "Good" and "Featured" articles, case and punctuation
+#   kept, a 33,278-word vocabulary. One *paragraph* per line, articles introduced by a ` = Title = ` line.
+#
+# `mlm.data.load_corpus` finds the files in the data directory, checks each one against its published
+# sha256 checksum and reads it. (If the files are missing, the error message says exactly which files
+# to put where.) The vocabulary adds two symbols of ours to the corpus's own types: `<pad>` for padding
+# and `<bos>`, the start symbol of the sentence protocol.
+
+# %%
+ptb = load_corpus("ptb", data_dir)
+wt2 = load_corpus("wikitext-2", data_dir)
+print(ptb.vocab)
+print(wt2.vocab)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def corpus_table(corpora):
+    header = f"{'corpus':<11} {'split':<6} {'lines':>7} {'words':>10} {'tokens':>10} {'types':>7} {'<unk> %':>8} {'docs':>5}"
+    print(header)
+    for corpus in corpora:
+        for split, s in corpus.stats().items():
+            unk = 100 * s["unk"] / s["words"]
+            print(f"{corpus.name:<11} {split:<6} {s['lines']:>7,} {s['words']:>10,} {s['tokens']:>10,} "
+                  f"{s['types']:>7,} {unk:>8.2f} {s['documents']:>5}")
+
+
+corpus_table([ptb, wt2])
+
+# %% [markdown]
+# *tokens* is words plus one `<eos>` per line: the number of predictions a model makes on that split,
+# and the denominator $N$ of perplexity. These are the standard counts (PTB: 929k / 73k / 82k;
+# WikiText-2: 2,088,628 / 217,646 / 245,569). WikiText-2 is about twice as large as PTB, has a
+# vocabulary more than three times larger, and comes in 600 / 60 / 60 articles, which the
+# document protocol of Daniluk et al. (chapter 3) relies on. (`docs` counts PTB as a single document:
+# Mikolov's version has no article boundaries.)
+#
+# ### Zipf's law
+#
+# Word frequencies in natural text fall off roughly as a power of their rank: the most frequent word
+# is about twice as frequent as the second, three times as frequent as the third, and so on. On a
+# log-log plot that is a straight line. This is why a softmax layer spends most of its parameters on
+# words it rarely sees, and why smoothing (chapter 5) matters.
+
+# %%
+from mlm.plots import zipf
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+zipf({"PTB": ptb.vocab.counts, "WikiText-2": wt2.vocab.counts}, ax=axes[0])
+ranks = np.arange(1, 10_001)
+axes[0].loglog(ranks, ptb.vocab.counts[1] / ranks, "k:", label="1 / rank")  # <eos> is the most frequent type
+axes[0].legend()
+axes[0].set_title("Zipf plot of the training sets")
+
+ptb_lengths = [len(line) for line in ptb.lines["train"]]
+wt2_lengths = [len(line) for line in wt2.lines["train"] if line]
+axes[1].hist(ptb_lengths, bins=range(0, 90, 2), alpha=0.7, density=True, label="PTB sentences")
+axes[1].hist(wt2_lengths, bins=range(0, 90, 2), alpha=0.5, density=True, label="WikiText-2 lines")
+axes[1].axvline(35, color="k", linestyle="--", label="35 (Salton et al.'s cut)")
+axes[1].set_xlabel("words per line")
+axes[1].set_ylabel("fraction of lines")
+axes[1].legend()
+axes[1].set_title("Line lengths in the training sets")
+plt.tight_layout()
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, lengths in (("PTB", ptb_lengths), ("WikiText-2 (non-empty)", wt2_lengths)):
+    lengths = np.array(lengths)
+    print(f"{name:<23} mean {lengths.mean():6.1f} words, median {np.median(lengths):5.0f}, "
+          f"longest {lengths.max():4d}, longer than 35: {100 * (lengths > 35).mean():5.1f}%")
+
+# %% [markdown]
+# PTB lines are sentences of about 21 words, and fewer than one in ten is longer than 35 words, the length at which
+# Salton et al. (chapter 2) cut sentences. WikiText-2 lines are whole paragraphs, on average more than 80
+# words long (sometimes several hundred): a "sentence" protocol on WikiText-2 first has to decide what a sentence is.
+#
+# ### Count-based baselines
+#
+# Before any neural network, two classic models give reference points. A **unigram** model ignores the
+# history entirely, $p(w_t \mid w_{<t}) = c(w_t) / N$. An interpolated **bigram** model looks one word back
+# and mixes in the unigram for word pairs it never saw:
+# $p(w_t \mid w_{t-1}) = \lambda \, c(w_{t-1} w_t) / c(w_{t-1}) + (1 - \lambda)\, c(w_t) / N$, with $\lambda$
+# chosen on the validation set. Perplexity is computed exactly as for the neural models, over the same
+# tokens.
+
+# %%
+def stream_ids(corpus, split):
+    """<eos> w1 w2 ... <eos> ...: the stream every protocol predicts from (section 3)."""
+    ids = [corpus.vocab.eos_id]
+    for line in corpus.ids(split):
+        ids += line + [corpus.vocab.eos_id]
+    return np.array(ids)
+
+
+def ngram_perplexities(corpus, lambdas=(0.5, 0.6, 0.7, 0.8, 0.9)):
+    V = len(corpus.vocab)
+    train = stream_ids(corpus, "train")
+    unigram = np.bincount(train[1:], minlength=V) / (len(train) - 1)
+    pair_counts = Counter(zip(train[:-1].tolist(), train[1:].tolist()))
+    history_counts = np.bincount(train[:-1], minlength=V)
+
+    def perplexity(split, lam):
+        ids = stream_ids(corpus, split)
+        prev, nxt = ids[:-1], ids[1:]
+        pair = np.array([pair_counts.get(p, 0) for p in zip(prev.tolist(), nxt.tolist())])
+        p_bigram = np.divide(pair, history_counts[prev], out=np.zeros(len(pair)), where=history_counts[prev] > 0)
+        p = lam * p_bigram + (1 - lam) * unigram[nxt]
+        return float(np.exp(-np.log(p).mean())), len(nxt)
+
+    best_lam = min(lambdas, key=lambda lam: perplexity("valid", lam)[0])
+    return {"unigram": perplexity("test", 0.0), "bigram": perplexity("test", best_lam), "lambda": best_lam}
+
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ngram_results = {}
+for corpus in (ptb, wt2):
+    r = ngram_perplexities(corpus)
+    ngram_results[corpus.name] = r
+    print(f"{corpus.name:<11} test perplexity: unigram {r['unigram'][0]:7.1f}, "
+          f"interpolated bigram (lambda={r['lambda']}) {r['bigram'][0]:6.1f}  over {r['bigram'][1]:,} tokens")
+
+# %% [markdown]
+# Looking a single word back cuts perplexity by a factor of about three. The LSTMs of the next chapter
+# roughly halve the bigram's perplexity again, and the memory-augmented models of later chapters are
+# attempts to push further by looking further back.
+#
+# ## 3. Three training protocols
+#
+# A recurrent network is trained on windows of text, and the papers in this book cut the corpus into
+# windows in three different ways. `mlm.data` implements each one as a *batcher* that builds all its
+# batches once, as tensors, and marks every scored target in a boolean `mask`:
+#
+# | protocol | used by | a row of a batch is | the state between batches |
+# |---|---|---|---|
+# | **stream** | Zaremba et al., Press & Wolf, Xie et al., Kong et al. | a window of `bptt` tokens from one long stream | carried over (truncated BPTT) |
+# | **sentence** | Salton et al., Tran et al. | one sentence: `<bos> w1 .. wn` predicting `w1 .. wn <eos>` | reset to zero |
+# | **document** | Daniluk et al. | a window inside one document | carried within a document, reset at a new one |
+#
+# The stream protocol treats the corpus as `<eos> w1 w2 … <eos> w1 …`; the leading `<eos>` gives the
+# very first word a history to be predicted from. The sentence protocol starts every sentence from the
+# start symbol `<bos>` instead, so each sentence of $n$ words contributes $n + 1$ predictions, exactly as
+# in the stream. Here is one small batch of each, on the first few PTB validation sentences
+# (`·` marks a padded, unscored position):
+
+# %%
+def show_batch(batch, vocab, rows=2, width=12):
+    for r in range(min(rows, batch.inputs.size(0))):
+        inputs = [vocab.itos[i] if m else "·" for i, m in zip(batch.inputs[r, :width].tolist(), batch.mask[r, :width].tolist())]
+        targets = [vocab.itos[i] if m else "·" for i, m in zip(batch.targets[r, :width].tolist(), batch.mask[r, :width].tolist())]
+        reset = "" if batch.reset is None else f"   reset={bool(batch.reset[r])}"
+        print(f"  row {r} inputs : {' '.join(inputs)}{reset}")
+        print(f"        targets: {' '.join(targets)}")
+
+
+v = ptb.vocab
+few = ptb.ids("valid")[:4]
+print("stream (batch 2, bptt 12):")
+show_batch(next(iter(StreamBatches(few, v.eos_id, v.pad_id, batch_size=2, bptt=12))), v)
+print("sentence (batch 2, padded to the longest sentence):")
+show_batch(next(iter(SentenceBatches(few, v.bos_id, v.eos_id, v.pad_id, batch_size=2))), v)
+print("document (WikiText-2 valid, 2 rows, bptt 12; the first window of each article has reset=True):")
+w = wt2.vocab
+show_batch(next(iter(DocumentBatches(wt2.ids("valid"), wt2.documents["valid"], w.eos_id, w.pad_id, 2, 12))), w)
+
+# %% [markdown]
+# Whatever the protocol, every token of a split is scored exactly once. This is what makes the
+# perplexities of models trained under different protocols comparable in what they count (not in what
+# they can see: a sentence model never sees the previous sentence).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for corpus in (ptb, wt2):
+    lines = corpus.ids("valid")
+    V = corpus.vocab
+    counts = {
+        "stream": StreamBatches(lines, V.eos_id, V.pad_id, 20, 35).num_tokens,
+        "sentence": SentenceBatches(lines, V.bos_id, V.eos_id, V.pad_id, 32).num_tokens,
+        "document": DocumentBatches(lines, corpus.documents["valid"], V.eos_id, V.pad_id, 20, 35).num_tokens,
+    }
+    print(f"{corpus.name:<11} valid: words + lines = {corpus.num_tokens('valid'):,};  scored per protocol: {counts}")
+
+# %% [markdown]
+# ## 4. The LSTM, equation by equation
+#
+# All models in this book share a long short-term memory network (Hochreiter & Schmidhuber, 1997) as
+# their recurrent core. Zaremba et al. (2014, section 3) write one step of it as follows. From the input
+# $x_t$ and the previous output $h_{t-1}$, four vectors are computed, each with its own weights:
+#
+# $$
+# \begin{aligned}
+# i_t &= \sigma(W_{i} x_t + U_{i} h_{t-1} + b_i) && \text{input gate: how much of the candidate to write}\\
+# f_t &= \sigma(W_{f} x_t + U_{f} h_{t-1} + b_f) && \text{forget gate: how much of the old cell to keep}\\
+# g_t &= \tanh(W_{g} x_t + U_{g} h_{t-1} + b_g) && \text{candidate values}\\
+# o_t &= \sigma(W_{o} x_t + U_{o} h_{t-1} + b_o) && \text{output gate: how much of the cell to show}\\
+# c_t &= f_t \odot c_{t-1} + i_t \odot g_t && \text{the memory cell}\\
+# h_t &= o_t \odot \tanh(c_t) && \text{the output}
+# \end{aligned}
+# $$
+#
+# The cell $c_t$ is updated additively, so information (and gradient) can pass many steps unchanged when
+# $f_t \approx 1$ and $i_t \approx 0$. That is the LSTM's answer to vanishing gradients; chapter 2 shows
+# that in practice it still forgets, which motivates attention.
+#
+# `mlm.models.lstm_cell.lstm_cell_step` is this step in code, with PyTorch's parameter layout (the four
+# weight matrices stacked in the order $i, f, g, o$):
+#
+# ```python
+# gates = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh   # (batch, 4 * hidden)
+# i, f, g, o = gates.chunk(4, dim=-1)
+# i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+# c = f * c + i * g
+# h = o * tanh(c)
+# ```
+#
+# `ManualLSTM` loops this step over time and layers. It is the slow reference; every model of the book
+# calls the fused `nn.LSTM` instead, which runs the same equations as one optimised kernel (cuDNN on a
+# GPU, oneDNN on a CPU). They must agree:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+set_seed(seed)
+lm = LanguageModel(vocab_size=50, embed_size=16, hidden_size=24, num_layers=2, init_range=0.5).double()
+x = lm.embed(torch.randint(50, (3, 9)))  # (batch=3, time=9, embed=16)
+h0 = (torch.randn(2, 3, 24, dtype=torch.double), torch.randn(2, 3, 24, dtype=torch.double))
+
+fused_out, (fused_h, fused_c) = lm.lstm(x, h0)  # one call for all steps
+manual_out, (manual_h, manual_c) = ManualLSTM(lm.lstm)(x, h0)  # the equations, step by step
+
+print("outputs  shape", tuple(fused_out.shape), " max |difference|:", f"{(fused_out - manual_out).abs().max().item():.1e}")
+print("final h  shape", tuple(fused_h.shape), " max |difference|:", f"{(fused_h - manual_h).abs().max().item():.1e}")
+print("final c  shape", tuple(fused_c.shape), " max |difference|:", f"{(fused_c - manual_c).abs().max().item():.1e}")
+grads = [torch.autograd.grad(out.sum(), lm.lstm.weight_hh_l0, retain_graph=True)[0] for out in (fused_out, manual_out)]
+print("gradient wrt W_hh (layer 0) agrees:", torch.allclose(*grads, atol=1e-10))
+
+# %% [markdown]
+# (In double precision the two agree to about $10^{-16}$; in single precision to about $10^{-7}$.)
+#
+# ### Speed: why the book never loops over time in a model
+#
+# The fused call is not only shorter, it is much faster, because the input-to-hidden products of all
+# time steps are one large matrix product and the loop over time happens in compiled code. Every memory
+# head in this book is written to keep that property: the LSTM runs once over the whole window, then the
+# head works on all time steps at once with masks.
+
+# %%
+import time
+
+lm32 = LanguageModel(vocab_size=10_000, embed_size=200, hidden_size=200, num_layers=2)
+x = lm32.embed(torch.randint(10_000, (20, 35)))  # a Zaremba-style batch: 20 rows, 35 steps
+timings = {}
+with torch.no_grad():
+    for name, fn in (("nn.LSTM (fused)", lm32.lstm), ("ManualLSTM (loop)", ManualLSTM(lm32.lstm))):
+        fn(x)  # warm up
+        start = time.perf_counter()
+        for _ in range(5):
+            fn(x)
+        timings[name] = (time.perf_counter() - start) / 5
+for name, seconds in timings.items():
+    print(f"{name:<18} {1000 * seconds:7.2f} ms per batch")
+print(f"speed-up of the fused kernel: {timings['ManualLSTM (loop)'] / timings['nn.LSTM (fused)']:.1f}x")
+
+# %% [markdown]
+# ## 5. A synthetic corpus with a long-range dependency
+#
+# Real text mixes short- and long-range dependencies, which makes it hard to say *how far back* a model
+# looks. `mlm.data.synthetic` generates sentences with one dependency of a chosen length: a key word
+# `k<i>` opens the sentence, a run of filler words follows, and then the key's value `v<i>` must be
+# predicted. An n-gram model that sees fewer words than the gap cannot do better than chance on the
+# value; a model with memory can be perfect. The unit tests train on it in seconds, and later chapters use
+# it to probe attention spans.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for line in synthetic_lines(4, num_keys=4, min_gap=3, max_gap=6, seed=seed):
+    print(" ".join(line))
+
+# %% [markdown]
+# ## Summary
+#
+# * Perplexity is $e$ to the average negative log-likelihood per predicted token. The book always counts
+#   every word and every `<eos>`, never padding, and says which protocol produced the number.
+# * PTB (929k training tokens, 10k types) and WikiText-2 (2.1M tokens, 33k types) are the book's corpora;
+#   count-based unigram and bigram models give the first reference perplexities above.
+# * Three protocols (stream, sentence, document) feed a corpus to a recurrent network; all three score
+#   the same tokens.
+# * The LSTM equations, written out by hand, match PyTorch's fused `nn.LSTM` to floating-point precision,
+#   and the fused call is what every model uses.
+#
+# **Exercise 00** (`exercises/ex00_perplexity_lstm.py`): write the masked perplexity and the LSTM cell
+# yourself, then check your work with `python -m exercises.grader 00`.
+#
+# Next, chapter 1 trains the LSTM baselines the later papers compare against.
+
+# %%
+from mlm.book import record
+
+record("00_language_modelling", {
+    "ptb_bigram_test_ppl": round(ngram_results["ptb"]["bigram"][0], 1),
+    "wt2_bigram_test_ppl": round(ngram_results["wikitext-2"]["bigram"][0], 1),
+})

@@ -1,0 +1,82 @@
+"""Shared helpers for the checks modules.
+
+These live here, not in ``grader.py``: the grader runs as ``__main__``, and a checks module
+importing ``exercises.grader`` would get a second copy of it with a different ``CheckFailed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+
+class CheckFailed(Exception):
+    """Raised by a check; the message is the hint shown to the student."""
+
+
+@dataclass
+class Check:
+    """A named check: ``run(module)`` returns on success and raises on failure."""
+
+    description: str
+    run: Callable
+
+    @property
+    def name(self) -> str:
+        return self.run.__name__
+
+
+def check(description: str):
+    """Decorator turning ``fn(module)`` into a :class:`Check` shown as ``description``."""
+
+    def wrap(fn):
+        return Check(description, fn)
+
+    return wrap
+
+
+def expect(condition, hint: str) -> None:
+    if not condition:
+        raise CheckFailed(hint)
+
+
+def get_function(module, name: str):
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise CheckFailed(f"no function `{name}` found in your file; keep the names from the template")
+    return fn
+
+
+def generator(seed: int) -> torch.Generator:
+    """A private random stream, so checks never depend on (or disturb) the global seed."""
+    return torch.Generator().manual_seed(seed)
+
+
+def as_float(value, what: str) -> float:
+    """``value`` as a float, accepting Python numbers and one-element tensors."""
+    if isinstance(value, torch.Tensor):
+        expect(value.numel() == 1, f"{what} should be a single number, got a tensor of shape {tuple(value.shape)}")
+        value = value.item()
+    expect(isinstance(value, (int, float)) and not isinstance(value, bool),
+           f"{what} should be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def close(a: float, b: float, rel: float = 1e-5, abs_: float = 1e-8) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+
+
+def expect_tensor(value, shape: tuple, what: str) -> torch.Tensor:
+    expect(isinstance(value, torch.Tensor), f"{what} should be a torch.Tensor, got {type(value).__name__}")
+    expect(tuple(value.shape) == tuple(shape),
+           f"{what} has shape {tuple(value.shape)}, expected {tuple(shape)}")
+    return value
+
+
+def expect_pair(value, what: str):
+    expect(isinstance(value, (tuple, list)) and len(value) == 2,
+           f"{what} should return a pair, got {type(value).__name__}")
+    return value

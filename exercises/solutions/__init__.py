@@ -1,0 +1,1 @@
+"""Reference solutions of the assignments. Remove this folder before handing the exercises out."""

@@ -1,0 +1,88 @@
+"""Training and evaluation speed of a preset's model on the current device.
+
+``python -m mlm bench zaremba2014-small`` times ``--batches`` training steps (after
+``--warmup`` untimed ones) and one evaluation pass over the same number of batches, and
+reports tokens per second and peak memory. Later chapters add their memory heads to the
+same table, with ratios to the plain LSTM of the same size. Numbers belong here, never in a
+timed unit test.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import torch
+
+from mlm.configs import get_preset
+from mlm.evaluation import masked_nll
+from mlm.training import build_batches, build_model, build_optimizer, load_data
+from mlm.utils import choose_device, set_seed
+
+
+def _peak_memory_mb(device) -> float:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 30, warmup: int = 3) -> dict:
+    """Tokens/second for training steps and evaluation of preset ``name``."""
+    cfg = get_preset(name, size, overrides)
+    device = choose_device(cfg.train.device)
+    set_seed(cfg.train.seed)
+    corpus = load_data(cfg)
+    train_batches = list(build_batches(cfg, corpus, "train"))[: warmup + batches]
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id).to(device)
+    optimizer = build_optimizer(cfg, model)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+    def step(batch, train: bool):
+        batch = batch.to(device)
+        if train:
+            out = model(batch.inputs, reset=batch.reset, mask=batch.mask)
+            loss = masked_nll(out.logits.float(), batch.targets, batch.mask) / batch.inputs.size(0)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.clip or 1e9)
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                model(batch.inputs, reset=batch.reset, mask=batch.mask)
+
+    results = {"preset": name, "size": size, "device": str(device), "threads": torch.get_num_threads(),
+               "parameters": model.num_parameters(),
+               "batch_shape": list(train_batches[0].inputs.shape)}
+    for mode in ("train", "eval"):
+        model.train(mode == "train")
+        for b in train_batches[:warmup]:
+            step(b, mode == "train")
+        _sync(device)
+        start = time.perf_counter()
+        tokens = 0
+        for b in train_batches[warmup:]:
+            step(b, mode == "train")
+            tokens += b.inputs.numel()
+        _sync(device)
+        results[f"{mode}_tokens_per_second"] = tokens / (time.perf_counter() - start)
+    results["peak_memory_mb"] = _peak_memory_mb(device)
+    return results
+
+
+def format_bench(rows: list[dict]) -> str:
+    base = rows[0]["train_tokens_per_second"] if rows else 1.0
+    lines = [f"{'preset':<28} {'size':<8} {'device':<6} {'params':>10} {'train tok/s':>12} {'eval tok/s':>12} "
+             f"{'peak MB':>8} {'time vs first':>13}"]
+    for r in rows:
+        lines.append(f"{r['preset']:<28} {r['size']:<8} {r['device']:<6} {r['parameters']:>10,} "
+                     f"{r['train_tokens_per_second']:>12,.0f} {r['eval_tokens_per_second']:>12,.0f} "
+                     f"{r['peak_memory_mb']:>8,.0f} {base / r['train_tokens_per_second']:>12.2f}x")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""Command line: ``python -m mlm {train,presets,book,data,bench} ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mlm.configs import ConfigError, get_preset, list_presets
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("preset", help="preset name (python -m mlm presets lists them)")
+    p.add_argument("--size", default="full", choices=["full", "reduced"],
+                   help="full: the paper's configuration; reduced: CPU minutes")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.lr=0.5 (repeatable)")
+
+
+def cmd_train(args) -> int:
+    from mlm.training import train
+
+    overrides = list(args.overrides)
+    if args.data_dir:
+        overrides.append(f"data.data_dir={args.data_dir}")
+    if args.device:
+        overrides.append(f"train.device={args.device}")
+    cfg = get_preset(args.preset, args.size, overrides)
+    run_dir = Path(args.run_dir or Path("runs") / f"{cfg.name}-{cfg.size}-seed{cfg.train.seed}")
+    print(cfg)
+    print(f"run folder: {run_dir}")
+    run = train(cfg, run_dir=run_dir, resume=not args.restart, progress=not args.no_progress,
+                max_epochs=args.max_epochs)
+    r = run.result
+    print(f"best valid ppl {r['best_valid_ppl']:.2f} (epoch {r['best_epoch']})", end="")
+    if "test_ppl" in r:
+        print(f", test ppl {r['test_ppl']:.2f}; {r['parameters']:,} parameters, "
+              f"{r['train_tokens_per_second']:,.0f} train tokens/s, {r['train_seconds'] / 60:.1f} min training")
+    else:
+        print(f"; stopped after {r['epochs_run']} epochs, run the same command again to resume")
+    return 0
+
+
+def cmd_presets(args) -> int:
+    if not args.name:
+        for name in list_presets():
+            print(f"{name:<28} {get_preset(name).description}")
+        return 0
+    cfg = get_preset(args.name, args.size)
+    print(cfg.to_json() if args.json else cfg)
+    return 0
+
+
+def cmd_book(args) -> int:
+    from mlm.book import run_book
+
+    runs = run_book(args.chapters, size=args.size, output=args.output, timeout=args.timeout,
+                    device=args.device, seed=args.seed, data_dir=args.data_dir, inplace=args.inplace,
+                    progress=not args.no_progress)
+    return 0 if all(r.status == "ok" for r in runs) else 1
+
+
+def cmd_data(args) -> int:
+    from mlm.data.corpora import REGISTRY, DataError, find_file, locate_corpus, resolve_data_dir
+
+    root = resolve_data_dir(args.data_dir)
+    names = [args.corpus] if args.corpus else list(REGISTRY)
+    status = 0
+    for name in names:
+        spec = REGISTRY.get(name)
+        if spec is None:
+            print(f"unknown corpus {name!r}; known: {', '.join(REGISTRY)}", file=sys.stderr)
+            return 2
+        folder = root / spec.folder
+        if args.action == "where":
+            print(f"{name}: {folder}")
+            for f in spec.files:
+                path = find_file(folder, f.name)
+                print(f"  {f.name:<20} {'found: ' + str(path) if path else 'missing'}")
+            continue
+        try:
+            paths = locate_corpus(name, args.data_dir, download=(args.action == "fetch"))
+            print(f"{name}: ok ({', '.join(str(p) for p in paths.values())})")
+        except DataError as err:
+            print(f"{name}: {err}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def cmd_bench(args) -> int:
+    from mlm.bench import bench_preset, format_bench
+
+    rows = [bench_preset(p, args.size, args.overrides, batches=args.batches) for p in args.presets]
+    print(format_bench(rows))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mlm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a preset (resumes from its run folder)")
+    _add_config_args(p)
+    p.add_argument("--run-dir", help="run folder (default runs/PRESET-SIZE-seedN)")
+    p.add_argument("--restart", action="store_true", help="ignore an existing checkpoint and start over")
+    p.add_argument("--max-epochs", type=int, help="stop after this many more epochs (resume later)")
+    p.add_argument("--data-dir", help="folder holding the corpora (default $MLM_DATA_DIR, ~/.cache/mlm)")
+    p.add_argument("--device", help="cuda, mps or cpu (default: auto)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("presets", help="list presets, or print one")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--size", default="full", choices=["full", "reduced"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("book", help="execute the chapters with papermill")
+    p.add_argument("chapters", nargs="*", help="chapter numbers or names (default: all)")
+    p.add_argument("--size", default="reduced", choices=["full", "reduced"])
+    p.add_argument("--output", default="book_output", help="folder for executed notebooks and summary.json")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds any one cell may take")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data-dir")
+    p.add_argument("--inplace", action="store_true", help="also replace chapters/NN_*.ipynb with the executed notebooks")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser("data", help="where the corpora are; verify or fetch them")
+    p.add_argument("action", choices=["where", "verify", "fetch"])
+    p.add_argument("corpus", nargs="?", help="ptb or wikitext-2 (default: all)")
+    p.add_argument("--data-dir")
+    p.set_defaults(func=cmd_data)
+
+    p = sub.add_parser("bench", help="training/evaluation tokens per second of presets")
+    p.add_argument("presets", nargs="+")
+    p.add_argument("--size", default="full", choices=["full", "reduced"])
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--batches", type=int, default=30)
+    p.add_argument("--out", help="also write the rows as JSON here")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as err:
+        print(f"configuration error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:
+        from mlm.data.corpora import DataError
+        from mlm.training import CheckpointError, TrainingDiverged
+
+        if isinstance(err, (DataError, CheckpointError, TrainingDiverged)):
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        raise

@@ -1,0 +1,60 @@
+"""The papermill book runner: failures are reported with their cell, other chapters still run."""
+
+import json
+import textwrap
+
+import pytest
+
+from mlm.book import format_summary, run_book, select_chapters
+
+GOOD = textwrap.dedent('''\
+    # %% tags=["parameters"]
+    size = "reduced"
+
+    # %%
+    from mlm.book import record
+    record("01_good", {"size": size, "answer": 6 * 7})
+    print("hello", size)
+''')
+
+BAD = textwrap.dedent('''\
+    # %% tags=["parameters"]
+    size = "reduced"
+
+    # %%
+    x = 1
+
+    # %%
+    raise ValueError("this chapter is broken")
+''')
+
+
+@pytest.fixture()
+def book(tmp_path):
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    (chapters / "00_bad.py").write_text(BAD)
+    (chapters / "01_good.py").write_text(GOOD)
+    return chapters
+
+
+def test_select_chapters_by_number_and_name(book):
+    assert [p.stem for p in select_chapters(["01"], book)] == ["01_good"]
+    assert [p.stem for p in select_chapters(["00_bad", "01"], book)] == ["00_bad", "01_good"]
+    with pytest.raises(SystemExit, match="no chapter matches"):
+        select_chapters(["07"], book)
+
+
+def test_failing_chapter_is_reported_and_others_run(book, tmp_path):
+    out = tmp_path / "out"
+    runs = run_book(None, size="full", output=out, timeout=120, chapters_dir=book, progress=False)
+    status = {r.chapter: r for r in runs}
+    assert status["00_bad"].status == "failed"
+    assert "ValueError" in status["00_bad"].error and "this chapter is broken" in status["00_bad"].error
+    assert "cell" in status["00_bad"].error
+    assert status["01_good"].status == "ok"
+    assert status["01_good"].results == {"size": "full", "answer": 42}  # parameter injected, record() collected
+    summary = json.loads((out / "summary.json").read_text())
+    assert [c["status"] for c in summary["chapters"]] == ["failed", "ok"]
+    assert (out / "01_good.ipynb").exists()
+    assert "1 of 2 chapters ran cleanly" in format_summary(runs)

@@ -1,0 +1,293 @@
+"""The training engine on the synthetic corpus: learning, run files, exact resume, clear failures,
+and perplexity exactly as DESIGN.md section 4 defines it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mlm.training
+from mlm.configs import Config, get_preset
+from mlm.data.batching import DocumentBatches, SentenceBatches, StreamBatches
+from mlm.data.synthetic import synthetic_corpus
+from mlm.evaluation import evaluate, masked_nll
+from mlm.models import LanguageModel
+from mlm.training import CheckpointError, TrainingDiverged, _load_checkpoint, train
+
+pytestmark = pytest.mark.usefixtures("no_data_env")
+
+# Smaller than synthetic-tiny: a seventh of its training text and a 16-unit LSTM.
+SMALL = ["data.max_train_tokens=3000", "model.embed_size=16", "model.hidden_size=16", "train.epochs=3"]
+
+
+def tiny(*overrides: str) -> Config:
+    return get_preset("synthetic-tiny", overrides=[*SMALL, *overrides])
+
+
+# -- a whole run of the synthetic-tiny preset (shared by several tests) -------------------------
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    run_dir = tmp_path_factory.mktemp("tiny-run")
+    result = train(get_preset("synthetic-tiny"), run_dir, progress=False)
+    torch.set_num_threads(threads)
+    return result
+
+
+def test_synthetic_run_learns(tiny_run):
+    """Training perplexity falls from the first to the last epoch; validation ends far below |V|."""
+    history = tiny_run.history
+    assert len(history) == 3
+    assert history[-1]["train_ppl"] < history[0]["train_ppl"]
+    assert history[-1]["valid_ppl"] < 0.5 * len(tiny_run.corpus.vocab)
+    assert all(math.isfinite(h["valid_ppl"]) for h in history)
+
+
+def test_run_dir_files(tiny_run):
+    """config.json, metrics.jsonl (one line per epoch), result.json and the checkpoints are written."""
+    run_dir = tiny_run.run_dir
+    cfg = Config.from_dict(json.loads((run_dir / "config.json").read_text()))
+    assert cfg == tiny_run.config
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [m["epoch"] for m in metrics] == [1, 2, 3]
+    assert [m["valid_ppl"] for m in metrics] == [h["valid_ppl"] for h in tiny_run.history]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["finished"] is True and result["epochs_run"] == 3
+    assert result["test_ppl"] == pytest.approx(tiny_run.result["test_ppl"])
+    assert result["test_tokens"] == tiny_run.corpus.num_tokens("test")
+    assert result["best_valid_ppl"] == min(h["valid_ppl"] for h in tiny_run.history)
+    assert result["parameters"] == tiny_run.model.num_parameters()
+    best = torch.load(run_dir / "best.pt", weights_only=True)
+    for k, v in tiny_run.model.state_dict().items():  # the returned model holds the best weights
+        assert torch.equal(best[k], v)
+    assert not list(run_dir.glob(".*"))  # no temporary files left
+
+
+def test_finished_run_is_loaded_not_retrained(tiny_run):
+    """Calling train again on a finished run folder trains nothing and reports the same test ppl."""
+    metrics_before = (tiny_run.run_dir / "metrics.jsonl").read_bytes()
+    again = train(tiny_run.config, tiny_run.run_dir, progress=False)
+    assert (tiny_run.run_dir / "metrics.jsonl").read_bytes() == metrics_before
+    assert [h["valid_ppl"] for h in again.history] == [h["valid_ppl"] for h in tiny_run.history]
+    assert again.result["test_ppl"] == tiny_run.result["test_ppl"]
+
+
+# -- exact resume ----------------------------------------------------------------------------
+RESUME_CASES = {
+    # stream with dropout (global RNG restored) and a decaying lr (lr schedule restored)
+    "stream": ["model.dropout=0.3", "train.schedule=decay", "train.decay_start=1", "train.decay_factor=2"],
+    # sentence batches are shuffled: the shuffle generator must be restored too
+    "sentence": ["data.protocol=sentence", "model.dropout=0.3"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESUME_CASES))
+def test_resume_gives_the_same_result(tmp_path, case):
+    """3 epochs in one go == 1 epoch, stop, resume for the rest: identical weights and history."""
+    cfg = tiny(*RESUME_CASES[case])
+    whole = train(cfg, tmp_path / "a", progress=False)
+    part = train(cfg, tmp_path / "b", progress=False, max_epochs=1)
+    assert len(part.history) == 1 and part.result["finished"] is False
+    assert not (tmp_path / "b" / "result.json").exists()
+    resumed = train(cfg, tmp_path / "b", progress=False)
+    assert [h["epoch"] for h in resumed.history] == [1, 2, 3]
+    for key in ("valid_ppl", "train_ppl", "lr"):
+        assert [h[key] for h in resumed.history] == [h[key] for h in whole.history], key
+    for (name, p), (name2, q) in zip(whole.model.state_dict().items(), resumed.model.state_dict().items()):
+        assert name == name2 and torch.equal(p, q), name
+    last_a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["model"]
+    last_b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(last_a[k], last_b[k]) for k in last_a)
+    assert resumed.result["test_ppl"] == whole.result["test_ppl"]
+    if case == "stream":
+        assert [h["lr"] for h in whole.history] == [0.01, 0.005, 0.0025]
+
+
+@pytest.fixture
+def one_epoch_run(tmp_path):
+    """A run folder holding the checkpoint of epoch 1 of a 3-epoch run."""
+    cfg = tiny("train.epochs=3")
+    train(cfg, tmp_path / "run", progress=False, max_epochs=1)
+    return cfg, tmp_path / "run"
+
+
+def test_resume_with_changed_config_is_refused(one_epoch_run):
+    """A different configuration raises CheckpointError naming the key; nothing is modified."""
+    cfg, run_dir = one_epoch_run
+    before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "best.pt", "config.json")}
+    with pytest.raises(CheckpointError, match="train.lr"):
+        train(tiny("train.lr=0.02"), run_dir, progress=False)
+    for name, data in before.items():
+        assert (run_dir / name).read_bytes() == data, name
+
+
+def test_resume_may_extend_the_epoch_budget(one_epoch_run):
+    """Only train.epochs may change between sessions: a longer budget continues the run."""
+    cfg, run_dir = one_epoch_run
+    longer = tiny("train.epochs=2")
+    result = train(longer, run_dir, progress=False)
+    assert [h["epoch"] for h in result.history] == [1, 2] and result.result["finished"]
+
+
+def test_restart_ignores_the_old_checkpoint(one_epoch_run):
+    """resume=False starts over with a new configuration, deleting the stale run files."""
+    cfg, run_dir = one_epoch_run
+    result = train(tiny("train.lr=0.02"), run_dir, progress=False, resume=False, max_epochs=1)
+    assert len(result.history) == 1
+    assert _load_checkpoint(run_dir / "checkpoint.pt", tiny("train.lr=0.02"),
+                            result.corpus.vocab.fingerprint(), torch.device("cpu"))["epoch"] == 1
+    assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
+
+
+def test_corrupt_checkpoint_raises(one_epoch_run):
+    cfg, run_dir = one_epoch_run
+    (run_dir / "checkpoint.pt").write_bytes(b"\x00garbage, not a checkpoint" * 10)
+    with pytest.raises(CheckpointError, match="checkpoint.pt"):
+        train(cfg, run_dir, progress=False)
+
+
+def test_foreign_checkpoint_raises_checkpoint_error(one_epoch_run):
+    """A readable torch file that is not a checkpoint (e.g. best.pt copied over it) is a CheckpointError."""
+    cfg, run_dir = one_epoch_run
+    (run_dir / "checkpoint.pt").write_bytes((run_dir / "best.pt").read_bytes())
+    with pytest.raises(CheckpointError):
+        train(cfg, run_dir, progress=False)
+
+
+def test_checkpoint_with_other_vocabulary_is_refused(one_epoch_run):
+    cfg, run_dir = one_epoch_run
+    ckpt = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    ckpt["vocab_fingerprint"] = "0123456789abcdef"
+    torch.save(ckpt, run_dir / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match="vocabulary"):
+        train(cfg, run_dir, progress=False)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_divergence_stops_and_keeps_last_good_checkpoint(one_epoch_run, monkeypatch, bad):
+    """A NaN/inf training loss raises TrainingDiverged; epoch 1's checkpoint stays intact and loads."""
+    cfg, run_dir = one_epoch_run
+    before = (run_dir / "checkpoint.pt").read_bytes()
+    real = mlm.training.masked_nll
+    calls = []
+
+    def poisoned(logits, targets, mask):
+        calls.append(1)
+        nll = real(logits, targets, mask)
+        return nll * bad if len(calls) > 3 else nll
+
+    monkeypatch.setattr(mlm.training, "masked_nll", poisoned)
+    with pytest.raises(TrainingDiverged, match="epoch 2"):
+        train(cfg, run_dir, progress=False)
+    assert len(calls) > 3
+    assert (run_dir / "checkpoint.pt").read_bytes() == before
+    vocab = synthetic_corpus(seed=cfg.train.seed).vocab
+    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), torch.device("cpu"))
+    assert ckpt["epoch"] == 1
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+    assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
+    monkeypatch.setattr(mlm.training, "masked_nll", real)
+    assert train(cfg, run_dir, progress=False, max_epochs=1).history[-1]["epoch"] == 2  # can go on
+
+
+def test_document_protocol_trains():
+    result = train(tiny("data.protocol=document", "train.epochs=1"), progress=False)
+    assert math.isfinite(result.history[0]["valid_ppl"])
+    assert result.result["test_tokens"] == result.corpus.num_tokens("test")
+
+
+def test_sequence_sum_loss_trains():
+    """The Zaremba-style loss (summed over time, averaged over rows) with SGD runs and learns."""
+    result = train(tiny("train.loss_reduction=sequence_sum", "train.optimizer=sgd", "train.lr=0.5",
+                        "train.epochs=2"), progress=False)
+    assert result.history[-1]["train_ppl"] < result.history[0]["train_ppl"]
+
+
+# -- the loss ---------------------------------------------------------------------------------
+def test_masked_nll_sums_scored_positions_only():
+    torch.manual_seed(0)
+    logits, targets = torch.randn(2, 4, 6), torch.randint(0, 6, (2, 4))
+    mask = torch.tensor([[True, True, False, False], [True, False, True, True]])
+    log_probs = F.log_softmax(logits, -1)
+    expected = -sum(float(log_probs[b, t, targets[b, t]]) for b in range(2) for t in range(4) if mask[b, t])
+    assert float(masked_nll(logits, targets, mask)) == pytest.approx(expected, rel=1e-6)
+
+
+# -- perplexity by hand ---------------------------------------------------------------------------
+EOS, PAD, BOS = 1, 0, 3
+
+
+@pytest.fixture
+def lines_and_model():
+    corpus = synthetic_corpus(40, 12, seed=5)
+    lines = corpus.ids("valid")
+    torch.manual_seed(0)
+    model = LanguageModel(len(corpus.vocab), 12, 12, 2, dropout=0.5)
+    model.train()  # evaluate() must switch dropout off by itself
+    return lines, model
+
+
+def nll_of(model, inputs: list[int], targets: list[int]) -> float:
+    """Summed -log p(target) for one sequence started from a zero state, a loop over positions."""
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        log_probs = F.log_softmax(model(torch.tensor([inputs])).logits[0].double(), dim=-1)
+    model.train(was)
+    return -sum(float(log_probs[t, y]) for t, y in enumerate(targets))
+
+
+def check(result, total_nll: float, count: int):
+    assert result.tokens == count
+    assert result.nll == pytest.approx(total_nll, rel=1e-5)
+    assert result.perplexity == pytest.approx(math.exp(total_nll / count), rel=1e-5)
+
+
+def stream_of(lines):
+    out = [EOS]
+    for line in lines:
+        out += line + [EOS]
+    return out
+
+
+@pytest.mark.parametrize("batch_size,bptt", [(1, 7), (3, 5)])
+def test_evaluate_stream_by_hand(lines_and_model, batch_size, bptt):
+    """Stream perplexity == exp(sum NLL / count), each of the batch_size rows read in one go."""
+    lines, model = lines_and_model
+    stream = stream_of(lines)
+    n = len(stream) - 1
+    row_len = math.ceil(n / batch_size)
+    total = 0.0
+    for r in range(batch_size):
+        lo, hi = r * row_len, min((r + 1) * row_len, n)
+        if lo < hi:
+            total += nll_of(model, stream[lo:hi], stream[lo + 1:hi + 1])
+    result = evaluate(model, StreamBatches(lines, EOS, PAD, batch_size, bptt))
+    check(result, total, n)
+    assert model.training  # mode restored
+
+
+def test_evaluate_sentence_by_hand(lines_and_model):
+    """Sentence perplexity: each sentence <bos> w1..wn -> w1..wn <eos> from a zero state; padding unscored."""
+    lines, model = lines_and_model
+    total = sum(nll_of(model, [BOS] + line, line + [EOS]) for line in lines)
+    batches = SentenceBatches(lines, BOS, EOS, PAD, batch_size=4, pad_to=30)
+    check(evaluate(model, batches), total, sum(len(line) + 1 for line in lines))
+
+
+def test_evaluate_document_by_hand(lines_and_model):
+    """Document perplexity: each document from a zero state, whatever row and window it lands in."""
+    lines, model = lines_and_model
+    starts = [0, 2, 3, 7]
+    bounds = list(zip(starts, starts[1:] + [len(lines)]))
+    total = 0.0
+    for a, b in bounds:
+        doc = stream_of(lines[a:b])
+        total += nll_of(model, doc[:-1], doc[1:])
+    batches = DocumentBatches(lines, starts, EOS, PAD, batch_size=2, bptt=4)
+    check(evaluate(model, batches), total, sum(len(line) + 1 for line in lines))
