@@ -24,7 +24,7 @@ book: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size $(SIZE) --output $(OUTPUT)
 
 test: install
-	$(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
+	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
 
 # Re-execute the chapters and store the executed notebooks in chapters/ (what gets committed).
 chapters: install

@@ -29,7 +29,6 @@ device = "auto"  # "auto", "cpu", "cuda" or "mps"
 seed = 0
 data_dir = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
 runs_dir = "../runs"  # run folders (checkpoints, metrics); a finished run is loaded, not retrained
-progress = True  # progress bars
 
 # %%
 import json
@@ -165,7 +164,7 @@ runs = {}
 for name in run_names:
     cfg = mlm.get_preset(name, size, overrides=common)
     run_dir = Path(runs_dir) / f"{name}-{size}-seed{seed}"
-    runs[name] = mlm.train(cfg, run_dir=run_dir, progress=progress)
+    runs[name] = mlm.train(cfg, run_dir=run_dir)  # progress bars, except when run headless
 
 # %%
 learning_curves({name: run.history for name, run in runs.items()},

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mlm.utils import atomic_write_json
+from mlm.utils import HEADLESS_ENV, atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS_DIR = ROOT / "chapters"
@@ -61,51 +64,73 @@ class ChapterRun:
     results: dict | None = None
 
 
-def _describe_failure(err: Exception, notebook_path: Path) -> str:
-    """Which cell failed and why, read from papermill's error or the executed notebook."""
-    ename = getattr(err, "ename", type(err).__name__)
-    evalue = getattr(err, "evalue", str(err))
-    cell = getattr(err, "exec_count", None)
-    if cell is None and notebook_path.exists():
-        try:
-            import nbformat
+def _describe_failure(notebook_path: Path, fallback: str) -> str:
+    """Which cell failed and why, read from the executed (or partly executed) notebook."""
+    try:
+        import nbformat
 
-            nb = nbformat.read(notebook_path, as_version=4)
-            for c in nb.cells:
-                if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.get("outputs", [])):
-                    cell = c.get("execution_count")
-                    break
-        except Exception:  # the summary must not fail because the notebook is unreadable
-            pass
-    where = f"cell [{cell}]" if cell is not None else "an unknown cell"
-    return f"{where}: {ename}: {str(evalue).strip().splitlines()[-1] if str(evalue).strip() else ''}"
+        nb = nbformat.read(notebook_path, as_version=4)
+    except Exception:  # no notebook was written: report what the process said
+        return fallback
+    running = None
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                value = str(out.get("evalue", "")).strip().splitlines()
+                return f"cell [{cell.get('execution_count')}]: {out.get('ename')}: {value[-1] if value else ''}"
+        if cell.get("metadata", {}).get("papermill", {}).get("status") == "running":
+            running = cell
+    if running is not None:
+        first_line = running.source.strip().splitlines()[0] if running.source.strip() else ""
+        return f"{fallback} while running the cell starting {first_line[:60]!r}"
+    return fallback
 
 
 def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float, inplace: bool = False,
                 kernel_name: str = "python3", progress: bool = True) -> ChapterRun:
-    """Execute one chapter with papermill; never raises for a failing notebook."""
+    """Execute one chapter with papermill in a child process; never raises for a failing notebook.
+
+    ``timeout`` bounds the whole chapter (seconds): the child process is stopped when it runs
+    out, and the partly executed notebook (papermill saves as it goes) shows how far it got.
+    """
     import jupytext
     import nbformat
-    import papermill as pm
 
     output_dir.mkdir(parents=True, exist_ok=True)
-    results_dir = output_dir / "results"
+    results_dir = (output_dir / "results").resolve()
     results_dir.mkdir(exist_ok=True)
     chapter = source.stem
+    results_file = results_dir / f"{chapter}.json"
+    results_file.unlink(missing_ok=True)
     notebook = jupytext.read(source)
     notebook.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
     input_path = output_dir / f".{chapter}.input.ipynb"
     nbformat.write(notebook, input_path)
     out_path = output_dir / f"{chapter}.ipynb"
-    os.environ[RESULTS_ENV] = str(results_dir.resolve())
+    out_path.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "papermill", str(input_path), str(out_path), "--cwd", str(source.parent),
+               "-k", kernel_name, "-y", json.dumps(parameters), "--no-report-mode"]
+    command.append("--progress-bar" if progress else "--no-progress-bar")
+    env = {**os.environ, RESULTS_ENV: str(results_dir), HEADLESS_ENV: "1"}
     start = time.perf_counter()
+    # A session of its own, so that a timeout stops papermill *and* its kernel.
+    # papermill's log and progress bar go to ``NN_topic.log`` beside the executed notebook.
+    log_path = output_dir / f"{chapter}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        pm.execute_notebook(str(input_path), str(out_path), parameters=parameters, cwd=str(source.parent),
-                            kernel_name=kernel_name, execution_timeout=timeout, progress_bar=progress,
-                            report_mode=False)
-        status, error = "ok", ""
-    except Exception as err:  # papermill raises PapermillExecutionError, timeouts, kernel deaths
-        status, error = "failed", _describe_failure(err, out_path)
+        proc.wait(timeout=timeout)
+        if proc.returncode == 0:
+            status, error = "ok", ""
+        else:
+            lines = log_path.read_text(errors="replace").strip().splitlines()
+            status, error = "failed", _describe_failure(out_path, lines[-1] if lines else "papermill failed")
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        status, error = "failed", _describe_failure(out_path, f"timed out after {timeout:.0f} s")
     finally:
         input_path.unlink(missing_ok=True)
     seconds = time.perf_counter() - start
@@ -117,7 +142,6 @@ def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float
         tmp = target.with_suffix(".ipynb.tmp")
         nbformat.write(executed, tmp)
         os.replace(tmp, target)
-    results_file = results_dir / f"{chapter}.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else None
     return ChapterRun(chapter, status, seconds, str(out_path), error, results)
 
@@ -137,7 +161,7 @@ def run_book(chapters: list[str] | None = None, size: str = "reduced", output: s
         parameters["data_dir"] = str(Path(data_dir).resolve())
     runs = []
     for source in select_chapters(chapters, Path(chapters_dir)):
-        print(f"== {source.stem} ({size}) ==", flush=True)
+        print(f"== {source.stem} ({size}); papermill's log: {output_dir / (source.stem + '.log')}", flush=True)
         run = run_chapter(source, output_dir, parameters, timeout, inplace=inplace, progress=progress)
         line = f"   {run.status} in {run.seconds:.0f} s -> {run.output}"
         print(line + (f"\n   FAILED at {run.error}" if run.error else ""), flush=True)

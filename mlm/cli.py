@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("chapters", nargs="*", help="chapter numbers or names (default: all)")
     p.add_argument("--size", default="reduced", choices=["full", "reduced"])
     p.add_argument("--output", default="book_output", help="folder for executed notebooks and summary.json")
-    p.add_argument("--timeout", type=float, default=3600, help="seconds any one cell may take")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds one chapter may take (default 3600)")
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir")

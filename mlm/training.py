@@ -30,7 +30,7 @@ from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamB
                       synthetic_corpus, truncate_lines)
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
-from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, set_seed
+from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, set_seed
 
 
 class TrainingDiverged(RuntimeError):
@@ -161,13 +161,16 @@ def _bar(total, desc, enabled, leave):
     return tqdm(total=total, desc=desc, leave=leave, mininterval=1.0)
 
 
-def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, progress: bool = True,
+def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, progress: bool | None = None,
           max_epochs: int | None = None) -> RunResult:
     """Train ``cfg`` to the end (or ``max_epochs`` more epochs), then score the test set.
 
     With a ``run_dir`` holding a checkpoint of the same configuration and ``resume``, the
-    run continues where it stopped; a finished run is loaded, not retrained.
+    run continues where it stopped; a finished run is loaded, not retrained. ``progress``
+    shows tqdm bars; None means yes, unless the book runner executes the chapter headless.
     """
+    if progress is None:
+        progress = not headless()
     t = cfg.train
     if t.threads:
         torch.set_num_threads(t.threads)

@@ -11,6 +11,15 @@ from pathlib import Path
 import torch
 
 
+HEADLESS_ENV = "MLM_HEADLESS"
+
+
+def headless() -> bool:
+    """True when a chapter runs unattended (the book runner sets ``MLM_HEADLESS=1``): no progress
+    bars, and interactive widgets fall back to static figures."""
+    return os.environ.get(HEADLESS_ENV, "") not in ("", "0")
+
+
 def choose_device(name: str = "auto") -> torch.device:
     """``"auto"`` picks CUDA, then Apple's MPS, then the CPU; any other name is used as given."""
     if name in (None, "", "auto"):

@@ -2,6 +2,7 @@
 
 import json
 import textwrap
+import time
 
 import pytest
 
@@ -58,3 +59,17 @@ def test_failing_chapter_is_reported_and_others_run(book, tmp_path):
     assert [c["status"] for c in summary["chapters"]] == ["failed", "ok"]
     assert (out / "01_good.ipynb").exists()
     assert "1 of 2 chapters ran cleanly" in format_summary(runs)
+
+
+def test_chapter_timeout_is_reported(tmp_path):
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    marker = tmp_path / "kernel-still-alive"
+    (chapters / "00_slow.py").write_text('# %% tags=["parameters"]\nsize = "reduced"\n\n# %%\nimport time\n'
+                                         f'time.sleep(25)\nopen({str(marker)!r}, "w").close()\n')
+    runs = run_book(None, output=tmp_path / "out", timeout=15, chapters_dir=chapters, progress=False)
+    assert runs[0].status == "failed"
+    assert "timed out after 15 s" in runs[0].error
+    assert runs[0].seconds < 25
+    time.sleep(15)  # had the kernel survived the timeout, it would now write the marker
+    assert not marker.exists(), "the kernel outlived the chapter's timeout"

@@ -291,3 +291,44 @@ def test_evaluate_document_by_hand(lines_and_model):
         total += nll_of(model, doc[:-1], doc[1:])
     batches = DocumentBatches(lines, starts, EOS, PAD, batch_size=2, bptt=4)
     check(evaluate(model, batches), total, sum(len(line) + 1 for line in lines))
+
+
+# -- schedules ---------------------------------------------------------------------------------------
+def test_resume_accepts_settings_that_do_not_change_training(one_epoch_run):
+    """Device, threads, logging and evaluation batch size may differ when a run resumes elsewhere."""
+    cfg, run_dir = one_epoch_run
+    moved = tiny("train.epochs=3", "train.device=cpu", "train.log_interval=7", "data.eval_batch_size=3")
+    result = train(moved, run_dir, progress=False)
+    assert [h["epoch"] for h in result.history] == [1, 2, 3]
+
+
+def test_plateau_schedule_decays_and_rolls_back(monkeypatch):
+    """Without a validation improvement the rate is divided and the best weights come back."""
+    valid = iter([10.0, 12.0, 11.0, 9.0, 9.0])  # epochs 2 and 3 do not beat epoch 1; the last is the test
+
+    def fake_evaluate(model, batches, device=None):
+        return mlm.evaluation.EvalResult(math.log(next(valid)) * 100, 100)
+
+    monkeypatch.setattr(mlm.training, "evaluate", fake_evaluate)
+    cfg = tiny("train.epochs=4", "train.schedule=plateau", "train.plateau_patience=1", "train.decay_factor=4",
+               "train.lr=0.01")
+    run = train(cfg, None, progress=False)
+    lrs = [h["lr"] for h in run.history]
+    assert lrs == pytest.approx([0.01, 0.01, 0.0025, 0.000625])
+    assert [h.get("rolled_back_to") for h in run.history] == [None, 1, 1, None]
+    assert run.result["best_epoch"] == 4
+
+
+def test_early_stopping_keeps_the_best_epoch(monkeypatch):
+    """Patience 2: two epochs without improvement stop the run, which still counts as finished."""
+    valid = iter([10.0, 8.0, 9.0, 9.5, 7.0, 6.0])
+
+    def fake_evaluate(model, batches, device=None):
+        return mlm.evaluation.EvalResult(math.log(next(valid)) * 100, 100)
+
+    monkeypatch.setattr(mlm.training, "evaluate", fake_evaluate)
+    cfg = tiny("train.epochs=6", "train.early_stop_patience=2")
+    run = train(cfg, None, progress=False)
+    assert [h["epoch"] for h in run.history] == [1, 2, 3, 4]
+    assert run.history[-1]["stopped_early"] and run.result["best_epoch"] == 2
+    assert run.result["finished"]
