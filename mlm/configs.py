@@ -266,64 +266,53 @@ _REDUCED_PTB = {"data.max_train_tokens": 80_000, "data.max_eval_tokens": None, "
 _REDUCED_WIDE = {**_REDUCED_PTB, "model.embed_size": 256, "model.hidden_size": 256}
 
 
-def _zaremba(size_name: str, hidden: int, dropout: float, init: float, epochs: int, decay_start: int,
-             decay_factor: float, clip: float, bptt: int, tied: bool = False) -> Config:
-    return Config(
-        data=DataConfig(corpus="ptb", protocol="stream", batch_size=20, bptt=bptt),
-        model=ModelConfig(embed_size=hidden, hidden_size=hidden, num_layers=2, dropout=dropout,
-                          tie_weights=tied, init_range=init),
-        train=TrainConfig(optimizer="sgd", lr=1.0, epochs=epochs, schedule="decay", decay_start=decay_start,
-                          decay_factor=decay_factor, clip=clip, loss_reduction="sequence_sum"),
-    )
+# Zaremba et al. (2014), section 4.1: the three sizes of the regularized LSTM on PTB. All use
+# 2 layers, batch 20, SGD with lr 1 and the decay schedule; Press & Wolf (2017) tie the
+# embeddings of the same three networks and keep every other setting.
+ZAREMBA_SIZES = {
+    #          units  dropout  init   epochs  decay after  decay by  clip  bptt
+    "small": (200, 0.0, 0.1, 13, 4, 2.0, 5.0, 20),
+    "medium": (650, 0.5, 0.05, 39, 6, 1.2, 5.0, 35),
+    "large": (1500, 0.65, 0.04, 55, 14, 1.15, 10.0, 35),
+}
+# (valid, test, parameters, source) as the papers report them; medium + tying is not
+# included because we could not verify Press & Wolf's number against their own table.
+PAPER_RESULTS = {
+    ("zaremba2014", "small"): (120.7, 114.5, "4.65M (as counted by Press & Wolf)", "Zaremba et al. 2014, Table 1"),
+    ("zaremba2014", "medium"): (86.2, 82.7, "20M", "Zaremba et al. 2014, Table 1"),
+    ("zaremba2014", "large"): (82.2, 78.4, "66M", "Zaremba et al. 2014, Table 1"),
+    ("press2017", "small"): (117.5, 112.4, "2.65M", "Press & Wolf 2017, small + weight tying"),
+    ("press2017", "large"): (77.7, 74.3, "51M", "Press & Wolf 2017, large + weight tying"),
+}
 
 
-@register("zaremba2014-small", reduced=_REDUCED_PTB)
-def _zaremba_small() -> Config:
-    cfg = _zaremba("small", 200, 0.0, 0.1, 13, 4, 2.0, 5.0, 20)
-    cfg.description = "Zaremba et al. (2014) small non-regularized LSTM, 2x200, PTB"
-    cfg.paper = {"valid": 120.7, "test": 114.5, "params": "4.65M (Press & Wolf 2017)",
-                 "source": "Zaremba et al. 2014, Table 1"}
-    return cfg
+def _zaremba_preset(paper: str, size_name: str) -> Callable[[], Config]:
+    units, dropout, init, epochs, decay_start, decay_factor, clip, bptt = ZAREMBA_SIZES[size_name]
+    tied = paper == "press2017"
+
+    def build() -> Config:
+        who = "Press & Wolf (2017): Zaremba et al.'s" if tied else "Zaremba et al. (2014)"
+        regularized = f"dropout {dropout}" if dropout else "no dropout"
+        cfg = Config(
+            description=f"{who} {size_name} LSTM, 2x{units}, {regularized}{', tied embeddings' if tied else ''}, PTB",
+            data=DataConfig(corpus="ptb", protocol="stream", batch_size=20, bptt=bptt),
+            model=ModelConfig(embed_size=units, hidden_size=units, num_layers=2, dropout=dropout,
+                              tie_weights=tied, init_range=init),
+            train=TrainConfig(optimizer="sgd", lr=1.0, epochs=epochs, schedule="decay", decay_start=decay_start,
+                              decay_factor=decay_factor, clip=clip, loss_reduction="sequence_sum"),
+        )
+        if (paper, size_name) in PAPER_RESULTS:
+            valid, test, params, source = PAPER_RESULTS[paper, size_name]
+            cfg.paper = {"valid": valid, "test": test, "params": params, "source": source}
+        return cfg
+
+    return build
 
 
-@register("zaremba2014-medium", reduced=_REDUCED_WIDE)
-def _zaremba_medium() -> Config:
-    cfg = _zaremba("medium", 650, 0.5, 0.05, 39, 6, 1.2, 5.0, 35)
-    cfg.description = "Zaremba et al. (2014) medium regularized LSTM, 2x650, dropout 0.5, PTB"
-    cfg.paper = {"valid": 86.2, "test": 82.7, "params": "20M", "source": "Zaremba et al. 2014, Table 1"}
-    return cfg
-
-
-@register("zaremba2014-large", reduced=_REDUCED_WIDE)
-def _zaremba_large() -> Config:
-    cfg = _zaremba("large", 1500, 0.65, 0.04, 55, 14, 1.15, 10.0, 35)
-    cfg.description = "Zaremba et al. (2014) large regularized LSTM, 2x1500, dropout 0.65, PTB"
-    cfg.paper = {"valid": 82.2, "test": 78.4, "params": "66M", "source": "Zaremba et al. 2014, Table 1"}
-    return cfg
-
-
-@register("press2017-small-tied", reduced=_REDUCED_PTB)
-def _press_small() -> Config:
-    cfg = _zaremba("small", 200, 0.0, 0.1, 13, 4, 2.0, 5.0, 20, tied=True)
-    cfg.description = "Press & Wolf (2017): Zaremba's small LSTM with tied input/output embeddings, PTB"
-    cfg.paper = {"valid": 117.5, "test": 112.4, "params": "2.65M", "source": "Press & Wolf 2017, small + WT"}
-    return cfg
-
-
-@register("press2017-medium-tied", reduced=_REDUCED_WIDE)
-def _press_medium() -> Config:
-    cfg = _zaremba("medium", 650, 0.5, 0.05, 39, 6, 1.2, 5.0, 35, tied=True)
-    cfg.description = "Press & Wolf (2017): Zaremba's medium LSTM with tied embeddings, PTB"
-    cfg.paper = {"source": "Press & Wolf 2017, medium + WT (number not verified here; see chapter 01)"}
-    return cfg
-
-
-@register("press2017-large-tied", reduced=_REDUCED_WIDE)
-def _press_large() -> Config:
-    cfg = _zaremba("large", 1500, 0.65, 0.04, 55, 14, 1.15, 10.0, 35, tied=True)
-    cfg.description = "Press & Wolf (2017): Zaremba's large LSTM with tied embeddings, PTB"
-    cfg.paper = {"valid": 77.7, "test": 74.3, "params": "51M", "source": "Press & Wolf 2017, large + WT"}
-    return cfg
+for _paper, _suffix in (("zaremba2014", ""), ("press2017", "-tied")):
+    for _size in ZAREMBA_SIZES:
+        register(f"{_paper}-{_size}{_suffix}", reduced=_REDUCED_PTB if _size == "small" else _REDUCED_WIDE)(
+            _zaremba_preset(_paper, _size))
 
 
 @register("synthetic-tiny", reduced={})
