@@ -34,7 +34,8 @@ class DataConfig:
     batch_size: int = 20
     eval_batch_size: int = 64  # evaluation scores every token whatever the batch size
     bptt: int = 20  # truncated-BPTT window (stream and document protocols)
-    max_len: int | None = None  # sentence protocol: truncate to this many inputs
+    max_len: int | None = None  # sentence protocol: truncate training sentences to this many inputs
+    eval_max_len: int | None = None  # sentence protocol: the same for validation/test (None: full sentences)
     pad_to: int | None = None  # sentence protocol: pad every batch to this width
     buckets: bool = False  # sentence protocol: group sentences of similar length
     max_train_tokens: int | None = None  # reduced runs: use only the first lines of train
@@ -52,6 +53,12 @@ class ModelConfig:
     init_range: float = 0.1  # uniform initialisation in [-init_range, init_range]
     zero_bias: bool = False  # biases start at 0 instead of uniform
     forget_bias: float | None = None  # forget-gate bias, None: as initialised
+    # head "attentive" (Salton et al. 2017, chapter 2)
+    attention_score: str = "single"  # "single" (Eq. 9) or "combined" (Eq. 10)
+    attention_size: int | None = None  # rows of W_s and W_q (None: hidden_size)
+    attention_merge: str = "tanh"  # "tanh" (Eq. 7) or "linear" (the official code)
+    attention_zero_slot: bool = False  # the official code's all-zero first memory slot
+    attention_disabled: bool = False  # ablation: the context vector is fixed to zero
 
 
 @dataclass
@@ -201,6 +208,9 @@ def validate(cfg: Config) -> None:
         "train.schedule": (cfg.train.schedule, ("constant", "decay", "plateau")),
         "train.loss_reduction": (cfg.train.loss_reduction, ("sequence_sum", "token_mean")),
         "size": (cfg.size, ("full", "reduced")),
+        "model.head": (cfg.model.head, ("identity", "attentive")),
+        "model.attention_score": (cfg.model.attention_score, ("single", "combined")),
+        "model.attention_merge": (cfg.model.attention_merge, ("tanh", "linear")),
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
@@ -313,6 +323,58 @@ for _paper, _suffix in (("zaremba2014", ""), ("press2017", "-tied")):
     for _size in ZAREMBA_SIZES:
         register(f"{_paper}-{_size}{_suffix}", reduced=_REDUCED_PTB if _size == "small" else _REDUCED_WIDE)(
             _zaremba_preset(_paper, _size))
+
+
+# Salton et al. (2017), sections 4.1-4.2: the sentence protocol (state and memory reset per
+# sentence, sentences cut and padded to 35), SGD lr 1, halving (PTB) or /1.15 (WikiText-2) after
+# every epoch from epoch 13 (PTB) or 15 (WikiText-2), early stopping with patience 10 and
+# rollback to the best epoch, uniform init +-0.05 with zero biases, dropout on non-recurrent
+# connections, gradient norm clipped at 5 with the loss summed over time and averaged over the
+# batch ("normalized by mini-batch size"), tied embeddings.
+SALTON_CORPORA = {
+    #              corpus        units dropout decay after  decay by
+    "ptb": ("ptb", 650, 0.5, 12, 2.0),
+    "wt2": ("wikitext-2", 1000, 0.65, 14, 1.15),
+}
+SALTON_RESULTS = {  # Table 1 (PTB) and Table 2 (WikiText-2): valid, test, parameters
+    ("ptb", "single"): (71.7, 70.1, "14.5M"),
+    ("ptb", "combined"): (72.6, 70.7, "14.5M"),
+    ("wt2", "single"): (73.7, 69.7, "50M"),
+    ("wt2", "combined"): (74.3, 70.8, "50M"),
+}
+_REDUCED_SALTON = {"data.max_train_tokens": 80_000, "model.embed_size": 256, "model.hidden_size": 256,
+                   "train.epochs": 4, "train.decay_start": 2, "train.early_stop_patience": 0}
+
+
+def _salton_preset(corpus_key: str, score: str | None) -> Callable[[], Config]:
+    corpus, units, dropout, decay_start, decay_factor = SALTON_CORPORA[corpus_key]
+
+    def build() -> Config:
+        head = "attentive" if score else "identity"
+        what = f"Attentive LM, {score} score" if score else "LSTM without attention (same protocol)"
+        cfg = Config(
+            description=f"Salton et al. (2017) {what}, 2x{units}, {corpus}, sentence protocol",
+            data=DataConfig(corpus=corpus, protocol="sentence", batch_size=32, max_len=35, pad_to=35,
+                            eval_batch_size=64),
+            model=ModelConfig(head=head, embed_size=units, hidden_size=units, num_layers=2, dropout=dropout,
+                              tie_weights=True, init_range=0.05, zero_bias=True,
+                              attention_score=score or "single"),
+            train=TrainConfig(optimizer="sgd", lr=1.0, epochs=100, schedule="decay", decay_start=decay_start,
+                              decay_factor=decay_factor, early_stop_patience=10, clip=5.0,
+                              loss_reduction="sequence_sum"),
+        )
+        if score:
+            valid, test, params = SALTON_RESULTS[corpus_key, score]
+            cfg.paper = {"valid": valid, "test": test, "params": params,
+                         "source": f"Salton et al. 2017, Table {1 if corpus_key == 'ptb' else 2}"}
+        return cfg
+
+    return build
+
+
+for _corpus in SALTON_CORPORA:
+    for _score in ("single", "combined", None):
+        register(f"salton2017-{_corpus}-{_score or 'lstm'}", reduced=_REDUCED_SALTON)(_salton_preset(_corpus, _score))
 
 
 @register("synthetic-tiny", reduced={})

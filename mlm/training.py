@@ -30,6 +30,7 @@ from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamB
                       synthetic_corpus, truncate_lines)
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
+from mlm.models.attentive import AttentiveHead
 from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, set_seed
 
 
@@ -59,14 +60,25 @@ def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None 
         return StreamBatches(lines, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
     if d.protocol == "sentence":
         return SentenceBatches(lines, vocab.bos_id, vocab.eos_id, vocab.pad_id, batch_size,
-                               max_len=d.max_len if train else None, pad_to=d.pad_to if train else None,
+                               max_len=d.max_len if train else d.eval_max_len, pad_to=d.pad_to if train else None,
                                buckets=d.buckets, shuffle=train if shuffle is None else shuffle,
                                seed=cfg.train.seed)
     starts = [s for s in corpus.documents[split] if s < len(lines)]
     return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
 
 
-HEADS = {"identity": lambda cfg, vocab: IdentityHead(cfg.model.hidden_size)}
+def _attentive_head(cfg: Config, vocab_size: int) -> AttentiveHead:
+    m = cfg.model
+    return AttentiveHead(m.hidden_size, score=m.attention_score, attention_size=m.attention_size,
+                         merge=m.attention_merge, zero_slot=m.attention_zero_slot,
+                         disable_attention=m.attention_disabled)
+
+
+# model.head -> a function building the memory head (DESIGN.md section 2: one module per model).
+HEADS = {
+    "identity": lambda cfg, vocab_size: IdentityHead(cfg.model.hidden_size),
+    "attentive": _attentive_head,
+}
 
 
 def build_model(cfg: Config, vocab_size: int, pad_id: int = 0) -> LanguageModel:
