@@ -33,14 +33,23 @@ def _sync(device):
         torch.mps.synchronize()
 
 
-def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 30, warmup: int = 3) -> dict:
-    """Tokens/second for training steps and evaluation of preset ``name``."""
+def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 30, warmup: int = 3,
+                 reference: bool = False) -> dict:
+    """Tokens/second for training steps and evaluation of preset ``name``.
+
+    ``reference=True`` swaps the memory head for its slow step-by-step reference version
+    (heads that have one), to measure what computing all time steps at once buys.
+    """
     cfg = get_preset(name, size, overrides)
     device = choose_device(cfg.train.device)
     set_seed(cfg.train.seed)
     corpus = load_data(cfg)
     train_batches = list(build_batches(cfg, corpus, "train"))[: warmup + batches]
     model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id).to(device)
+    if reference:
+        if not hasattr(model.head, "reference"):
+            raise ValueError(f"the {cfg.model.head!r} head of {name} has no reference implementation")
+        model.head = model.head.reference()
     optimizer = build_optimizer(cfg, model)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -58,7 +67,7 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
             with torch.no_grad():
                 model(batch.inputs, reset=batch.reset, mask=batch.mask)
 
-    results = {"preset": name, "size": size, "device": str(device), "threads": torch.get_num_threads(),
+    results = {"preset": name + (" (reference)" if reference else ""), "size": size, "device": str(device), "threads": torch.get_num_threads(),
                "parameters": model.num_parameters(),
                "batch_shape": list(train_batches[0].inputs.shape)}
     for mode in ("train", "eval"):
@@ -79,10 +88,10 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
 
 def format_bench(rows: list[dict]) -> str:
     base = rows[0]["train_tokens_per_second"] if rows else 1.0
-    lines = [f"{'preset':<28} {'size':<8} {'device':<6} {'params':>10} {'train tok/s':>12} {'eval tok/s':>12} "
+    lines = [f"{'preset':<40} {'size':<8} {'device':<6} {'params':>10} {'train tok/s':>12} {'eval tok/s':>12} "
              f"{'peak MB':>8} {'time vs first':>13}"]
     for r in rows:
-        lines.append(f"{r['preset']:<28} {r['size']:<8} {r['device']:<6} {r['parameters']:>10,} "
+        lines.append(f"{r['preset']:<40} {r['size']:<8} {r['device']:<6} {r['parameters']:>10,} "
                      f"{r['train_tokens_per_second']:>12,.0f} {r['eval_tokens_per_second']:>12,.0f} "
                      f"{r['peak_memory_mb']:>8,.0f} {base / r['train_tokens_per_second']:>12.2f}x")
     return "\n".join(lines)

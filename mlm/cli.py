@@ -92,6 +92,9 @@ def cmd_bench(args) -> int:
     from mlm.bench import bench_preset, format_bench
 
     rows = [bench_preset(p, args.size, args.overrides, batches=args.batches) for p in args.presets]
+    if args.reference:
+        rows += [bench_preset(p, args.size, args.overrides, batches=args.batches, reference=True)
+                 for p in args.presets if get_preset(p).model.head != "identity"]
     print(format_bench(rows))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="full", choices=["full", "reduced"])
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--batches", type=int, default=30)
+    p.add_argument("--reference", action="store_true",
+                   help="also time the slow step-by-step reference of each memory head")
     p.add_argument("--out", help="also write the rows as JSON here")
     p.set_defaults(func=cmd_bench)
     return parser

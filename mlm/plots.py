@@ -35,3 +35,23 @@ def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     return ax
+
+
+def attention_heatmap(probe: dict, title: str = "", ax=None):
+    """Salton et al.'s Figures 2-3: rows are predicted words, columns the earlier inputs attended to."""
+    import numpy as np
+
+    weights = probe["attention"].numpy()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
+    shown = np.ma.masked_where(np.triu(np.ones_like(weights), k=0) > 0, weights)  # nothing at i >= t
+    image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(probe["inputs"])))
+    ax.set_xticklabels(probe["inputs"], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(probe["targets"])))
+    ax.set_yticklabels(probe["targets"], fontsize=8)
+    ax.set_xlabel("memory: earlier inputs")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(title, fontsize=10)
+    plt.colorbar(image, ax=ax, fraction=0.03)
+    return ax

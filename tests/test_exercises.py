@@ -83,3 +83,41 @@ def test_perplexity_counting_padding_fails(tmp_path):
     assert "hint:" in padding[0]
     # the LSTM parts are right, so only perplexity checks may fail
     assert all(line.startswith("PASS") for line in lines if "lstm" in line.split(" -- ")[0]), result.stdout
+
+
+WRONG_02 = '''
+import torch
+
+
+def causal_memory_mask(mask, batch, time):
+    # Wrong on purpose: i <= t lets every step attend to itself.
+    allowed = torch.ones(time, time, dtype=torch.bool).tril().expand(batch, time, time)
+    if mask is not None:
+        allowed = allowed & mask.bool()[:, None, :]
+    return allowed
+
+
+def combined_scores(h, W_s, W_q, v):
+    return torch.tanh((h @ W_s.T)[:, None] + (h @ W_q.T)[:, :, None]) @ v
+
+
+def attend(h, scores, allowed):
+    weights = scores.masked_fill(~allowed, -1e9).softmax(-1) * allowed
+    return weights, weights @ h
+'''
+
+
+def test_mask_including_current_step_fails(tmp_path):
+    path = tmp_path / "wrong.py"
+    path.write_text(textwrap.dedent(WRONG_02))
+    result = grade("02", "--file", str(path))
+    assert result.returncode != 0, result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    causal = [line for line in lines if "excludes the current step" in line]
+    assert len(causal) == 1 and causal[0].startswith("FAIL"), result.stdout
+    assert "hint:" in causal[0]
+    # the diagonal is the only mistake: the other mask checks and the score/attend checks pass
+    others = [line for line in lines
+              if line not in causal and not line.split(maxsplit=1)[1].startswith("pipeline")]
+    assert len(others) == len(REGISTRY["02"].checks) - 2
+    assert all(line.startswith("PASS") for line in others), result.stdout

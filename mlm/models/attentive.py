@@ -93,6 +93,10 @@ class AttentiveHead(MemoryHead):
         out = torch.tanh(merged) if self.merge == "tanh" else merged  # Eq. 7
         return HeadOutput(out, attention=weights)
 
+    def reference(self) -> "ReferenceAttentiveHead":
+        """The slow step-by-step version sharing these parameters (tests and benchmarks)."""
+        return ReferenceAttentiveHead(self)
+
 
 class ReferenceAttentiveHead(nn.Module):
     """The same head, one time step at a time with a growing memory list (slow; tests only)."""
@@ -100,6 +104,7 @@ class ReferenceAttentiveHead(nn.Module):
     def __init__(self, head: AttentiveHead):
         super().__init__()
         self.head = head
+        self.output_size = head.output_size
 
     def forward(self, h, *, mask=None, **_) -> HeadOutput:
         head = self.head

@@ -1,0 +1,89 @@
+"""Looking inside trained models: attention statistics and single-sentence probes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from mlm.data.batching import Batches
+
+
+@dataclass
+class AttentionStats:
+    """Averages over every scored position of a data set, by position in the sentence."""
+
+    entropy_ratio: list[float]  # [t] mean H(a_t) / log(#slots) at step t (1 = uniform), t >= 2 slots
+    weight_by_distance: list[float]  # [d] mean weight on the slot d steps back (d = 1 is the previous step)
+    count_by_position: list[int]  # scored positions seen at each step t
+
+
+@torch.no_grad()
+def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> AttentionStats:
+    """How spread out is the attention? Entropy relative to uniform, and weight by distance.
+
+    For step t (0-based) with n = number of real memory slots, the normalised entropy is
+    H(a_t) / log n, 1 for a uniform distribution and 0 when one slot takes all the weight.
+    """
+    device = device or next(model.parameters()).device
+    model.eval()
+    entropy_sum = torch.zeros(max_len, dtype=torch.float64)
+    position_count = torch.zeros(max_len, dtype=torch.float64)
+    distance_sum = torch.zeros(max_len, dtype=torch.float64)
+    distance_count = torch.zeros(max_len, dtype=torch.float64)
+    for batch in batches:
+        batch = batch.to(device)
+        out = model(batch.inputs, mask=batch.mask)
+        weights = out.attention.double().cpu()  # (batch, time, slots)
+        if weights.size(-1) != weights.size(1):  # a zero slot in front: drop it
+            weights = weights[..., 1:]
+        mask = batch.mask.cpu()
+        time = min(weights.size(1), max_len)
+        slots = mask[:, None, :].expand(-1, weights.size(1), -1).tril(-1).sum(-1)  # (batch, time)
+        plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-300).log(), torch.zeros_like(weights))
+        entropy = -plogp.sum(-1)  # (batch, time)
+        for t in range(2, time):
+            rows = mask[:, t] & (slots[:, t] >= 2)
+            if rows.any():
+                entropy_sum[t] += (entropy[rows, t] / slots[rows, t].double().log()).sum()
+                position_count[t] += rows.sum()
+        for t in range(1, time):
+            rows = mask[:, t]
+            if not rows.any():
+                continue
+            for i in range(t):
+                distance_sum[t - i] += weights[rows, t, i].sum()
+                distance_count[t - i] += rows.sum()
+    ratio = (entropy_sum / position_count.clamp_min(1)).tolist()
+    by_distance = (distance_sum / distance_count.clamp_min(1)).tolist()
+    return AttentionStats(ratio, by_distance, position_count.long().tolist())
+
+
+@torch.no_grad()
+def probe_sentence(model, vocab, words: list[str], top: int = 5, device=None) -> dict:
+    """Attention weights and top predictions of a sentence model for one tokenized sentence.
+
+    The inputs are ``<bos> w1 .. wn``; row t of ``attention`` is the distribution used to
+    predict the word after input t, over the inputs before it.
+    """
+    device = device or next(model.parameters()).device
+    model.eval()
+    inputs = [vocab.bos_id] + vocab.encode(words)
+    tokens = torch.tensor([inputs], device=device)
+    out = model(tokens)
+    probs = torch.softmax(out.logits[0].float(), dim=-1)  # (time, vocab)
+    targets = vocab.encode(words) + [vocab.eos_id]
+    top_p, top_i = probs.topk(top, dim=-1)
+    attention = out.attention[0].cpu() if out.attention is not None else None
+    if attention is not None and attention.size(-1) != attention.size(0):
+        attention = attention[:, 1:]  # drop the zero slot
+    return {
+        "inputs": ["<bos>"] + [vocab.itos[i] for i in vocab.encode(words)],
+        "targets": [vocab.itos[i] for i in targets],
+        "attention": attention,
+        "target_prob": [float(probs[t, targets[t]]) for t in range(len(targets))],
+        "top": [[(vocab.itos[int(i)], float(p)) for p, i in zip(top_p[t], top_i[t])] for t in range(len(targets))],
+        "log_prob": float(sum(math.log(max(p, 1e-300)) for p in
+                              [float(probs[t, targets[t]]) for t in range(len(targets))])),
+    }
