@@ -69,7 +69,18 @@ class AttentiveHead(MemoryHead):
             single = self.v(torch.tanh(keys)).squeeze(-1)  # (batch, time): one score per slot, Eq. 9
             return single[:, None, :].expand(-1, h.size(1), -1)
         query = self.W_q(h)  # (batch, time, attn): W_q h_t once per step, reused for every slot
-        return self.v(torch.tanh(keys[:, None, :, :] + query[:, :, None, :])).squeeze(-1)  # Eq. 10
+        # Only pairs with i < t can ever be attended, so only those (the strict lower triangle,
+        # under half of all pairs) go through the tanh; the rest stay 0 and are masked later.
+        batch, time, attn = keys.shape
+        t_idx, i_idx = torch.tril_indices(time, time, offset=-1, device=h.device)  # (pairs,)
+        offsets = torch.arange(batch, device=h.device)[:, None] * time  # rows of the flattened batch
+        rows_i, rows_t = (offsets + i_idx).reshape(-1), (offsets + t_idx).reshape(-1)  # (batch * pairs,)
+        # One gather per side over the flattened (batch * time, attn) rows, then one buffer in place.
+        pre = keys.reshape(-1, attn).index_select(0, rows_i).add_(query.reshape(-1, attn).index_select(0, rows_t))
+        pair_scores = self.v(torch.tanh_(pre)).view(batch, -1)  # (batch, pairs), Eq. 10
+        scores = h.new_zeros(batch, time, time)
+        scores[:, t_idx, i_idx] = pair_scores
+        return scores
 
     def forward(self, h, *, tokens=None, mask=None, memory=None, reset=None) -> HeadOutput:
         batch, time, _ = h.shape
