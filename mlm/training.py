@@ -334,9 +334,11 @@ def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
     if not isinstance(ckpt, dict) or any(k not in ckpt for k in _CHECKPOINT_KEYS):
         raise CheckpointError(f"{path} is not an mlm training checkpoint. Delete it, or use another run folder.")
     saved, current = ckpt["config"], cfg.to_dict()
-    diff = [f"{s}.{k}: {saved.get(s, {}).get(k)!r} -> {current[s][k]!r}"
+    # A setting added to the package after the checkpoint was written counts as its default value.
+    defaults = Config().to_dict()
+    diff = [f"{s}.{k}: {saved.get(s, {}).get(k, defaults[s][k])!r} -> {current[s][k]!r}"
             for s in ("data", "model", "train") for k in current[s]
-            if saved.get(s, {}).get(k) != current[s][k] and (s, k) not in _RESUMABLE_CHANGES]
+            if saved.get(s, {}).get(k, defaults[s][k]) != current[s][k] and (s, k) not in _RESUMABLE_CHANGES]
     if diff:
         raise CheckpointError(f"{path} was written by a different configuration ({'; '.join(diff)}). "
                               "Use another run folder, or resume=False (--restart) to start over.")

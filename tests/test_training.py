@@ -332,3 +332,18 @@ def test_early_stopping_keeps_the_best_epoch(monkeypatch):
     assert [h["epoch"] for h in run.history] == [1, 2, 3, 4]
     assert run.history[-1]["stopped_early"] and run.result["best_epoch"] == 2
     assert run.result["finished"]
+
+
+def test_resume_treats_settings_added_later_as_defaults(one_epoch_run):
+    """A checkpoint written before a config field existed resumes if the field has its default value."""
+    cfg, run_dir = one_epoch_run
+    ckpt = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    del ckpt["config"]["model"]["attention_score"]  # as if written by an older version of mlm
+    torch.save(ckpt, run_dir / "checkpoint.pt")
+    result = train(cfg, run_dir, progress=False)
+    assert [h["epoch"] for h in result.history] == [1, 2, 3]
+    ckpt = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    del ckpt["config"]["model"]["attention_score"]
+    torch.save(ckpt, run_dir / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match="attention_score"):
+        train(mlm.configs.apply_overrides(cfg, {"model.attention_score": "combined"}), run_dir, progress=False)
