@@ -89,8 +89,18 @@ def _scores(module, h, W_s, W_q, v) -> torch.Tensor:
 
 
 def _reference_scores(h, W_s, W_q, v) -> torch.Tensor:
+    """Eq. 10 for every (t, i) pair.
+
+    The book's head only computes the pairs it can use (i < t) and leaves the rest 0, so the
+    full square is formed here from the head's own layers, and its lower triangle is checked
+    against the head.
+    """
+    head = _head(W_s, W_q, v)
     with torch.no_grad():
-        return _head(W_s, W_q, v).scores(h)
+        keys, query = head.W_s(h), head.W_q(h)  # (batch, time, attn)
+        full = head.v(torch.tanh(keys[:, None, :, :] + query[:, :, None, :])).squeeze(-1)  # (batch, t, i)
+        assert torch.allclose(full.tril(-1), head.scores(h), atol=1e-9), "reference head disagrees with Eq. 10"
+    return full
 
 
 def _attend(module, h, scores, allowed, copy_inputs: bool = True):
@@ -348,7 +358,7 @@ def pipeline_matches_head(module):
         expect(torch.equal(allowed, _reference_mask(mask, batch, time)),
                "your mask differs from the head's on a padded batch; see the causal_memory_mask checks")
         scores = _scores(module, h, W_s, W_q, v)
-        expect(_max_diff(scores, head.scores(h)) < 1e-5,
+        expect(_max_diff(scores.tril(-1), head.scores(h)) < 1e-5,  # the head computes only i < t
                "your float32 scores differ from the head's; see the combined_scores checks")
         weights, context = _attend(module, h, scores, allowed)
         expect(weights.dtype == dtype and context.dtype == dtype,

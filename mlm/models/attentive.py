@@ -63,7 +63,11 @@ class AttentiveHead(MemoryHead):
         self.W_c = nn.Linear(2 * hidden_size, hidden_size)  # Eq. 7, with its bias
 
     def scores(self, h: torch.Tensor) -> torch.Tensor:
-        """(batch, time, time) score of memory slot i (last axis) for query step t (middle axis)."""
+        """(batch, time, time) score of memory slot i (last axis) for query step t (middle axis).
+
+        For the combined score only the pairs i < t are computed; the others are 0 and are
+        masked out by :func:`causal_memory_mask` anyway.
+        """
         keys = self.W_s(h)  # (batch, time, attn)
         if self.W_q is None:
             single = self.v(torch.tanh(keys)).squeeze(-1)  # (batch, time): one score per slot, Eq. 9
