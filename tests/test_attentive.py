@@ -66,13 +66,18 @@ def test_first_step_context_is_zero():
     torch.testing.assert_close(out, expected)
 
 
-@pytest.mark.parametrize("score", ["single", "combined"])
-def test_causality_in_the_full_model(score):
-    """Changing words after position t leaves the predictions up to t unchanged."""
+def tiny_attentive_lm(score: str, vocab_size: int = 50):
+    """The Salton preset shrunk to 16 units, without dropout, in eval mode."""
     torch.manual_seed(0)
     cfg = mlm.get_preset("salton2017-ptb-" + score, "reduced",
                          {"model.embed_size": 16, "model.hidden_size": 16, "model.dropout": 0.0})
-    model = build_model(cfg, 50).eval()
+    return build_model(cfg, vocab_size).eval()
+
+
+@pytest.mark.parametrize("score", ["single", "combined"])
+def test_causality_in_the_full_model(score):
+    """Changing words after position t leaves the predictions up to t unchanged."""
+    model = tiny_attentive_lm(score)
     tokens = torch.randint(50, (2, 9))
     changed = tokens.clone()
     changed[:, 5:] = torch.randint(50, (2, 4))
@@ -85,10 +90,7 @@ def test_causality_in_the_full_model(score):
 @pytest.mark.parametrize("score", ["single", "combined"])
 def test_appending_padding_changes_nothing(score):
     """Padding a batch further (as a longer neighbour would) leaves the real positions unchanged."""
-    torch.manual_seed(0)
-    cfg = mlm.get_preset("salton2017-ptb-" + score, "reduced",
-                         {"model.embed_size": 16, "model.hidden_size": 16, "model.dropout": 0.0})
-    model = build_model(cfg, 50).eval()
+    model = tiny_attentive_lm(score)
     tokens = torch.randint(1, 50, (2, 6))
     mask = torch.ones(2, 6, dtype=torch.bool)
     padded = torch.cat([tokens, torch.zeros(2, 4, dtype=torch.long)], 1)

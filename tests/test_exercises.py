@@ -72,17 +72,23 @@ def run_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
 '''
 
 
-def test_perplexity_counting_padding_fails(tmp_path):
+def grade_wrong(tmp_path, assignment_id: str, source: str, check_text: str):
+    """Grade a deliberately wrong file; return its PASS/FAIL lines and the one check expected to fail."""
     path = tmp_path / "wrong.py"
-    path.write_text(textwrap.dedent(WRONG_00))
-    result = grade("00", "--file", str(path))
+    path.write_text(textwrap.dedent(source))
+    result = grade(assignment_id, "--file", str(path))
     assert result.returncode != 0, result.stdout
     lines = [line for line in result.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
-    padding = [line for line in lines if "ignores padding" in line]
-    assert len(padding) == 1 and padding[0].startswith("FAIL"), result.stdout
-    assert "hint:" in padding[0]
+    failing = [line for line in lines if check_text in line]
+    assert len(failing) == 1 and failing[0].startswith("FAIL"), result.stdout
+    assert "hint:" in failing[0]
+    return lines, failing[0]
+
+
+def test_perplexity_counting_padding_fails(tmp_path):
+    lines, _ = grade_wrong(tmp_path, "00", WRONG_00, "ignores padding")
     # the LSTM parts are right, so only perplexity checks may fail
-    assert all(line.startswith("PASS") for line in lines if "lstm" in line.split(" -- ")[0]), result.stdout
+    assert all(line.startswith("PASS") for line in lines if "lstm" in line.split(" -- ")[0]), lines
 
 
 WRONG_02 = '''
@@ -108,16 +114,9 @@ def attend(h, scores, allowed):
 
 
 def test_mask_including_current_step_fails(tmp_path):
-    path = tmp_path / "wrong.py"
-    path.write_text(textwrap.dedent(WRONG_02))
-    result = grade("02", "--file", str(path))
-    assert result.returncode != 0, result.stdout
-    lines = [line for line in result.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
-    causal = [line for line in lines if "excludes the current step" in line]
-    assert len(causal) == 1 and causal[0].startswith("FAIL"), result.stdout
-    assert "hint:" in causal[0]
+    lines, causal = grade_wrong(tmp_path, "02", WRONG_02, "excludes the current step")
     # the diagonal is the only mistake: the other mask checks and the score/attend checks pass
     others = [line for line in lines
-              if line not in causal and not line.split(maxsplit=1)[1].startswith("pipeline")]
+              if line != causal and not line.split(maxsplit=1)[1].startswith("pipeline")]
     assert len(others) == len(REGISTRY["02"].checks) - 2
-    assert all(line.startswith("PASS") for line in others), result.stdout
+    assert all(line.startswith("PASS") for line in others), lines
