@@ -61,7 +61,9 @@ def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None 
     if d.protocol == "sentence":
         return SentenceBatches(lines, vocab.bos_id, vocab.eos_id, vocab.pad_id, batch_size,
                                max_len=d.max_len if train else d.eval_max_len, pad_to=d.pad_to if train else None,
-                               buckets=d.buckets, shuffle=train if shuffle is None else shuffle,
+                               # every sentence starts from a zero state, so grouping sentences of
+                               # similar length for evaluation changes no score, only the padding
+                               buckets=d.buckets or not train, shuffle=train if shuffle is None else shuffle,
                                seed=cfg.train.seed)
     starts = [s for s in corpus.documents[split] if s < len(lines)]
     return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
