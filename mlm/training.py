@@ -94,12 +94,26 @@ def build_model(cfg: Config, vocab_size: int, pad_id: int = 0) -> LanguageModel:
 
 
 def build_optimizer(cfg: Config, model) -> torch.optim.Optimizer:
+    """The optimiser of ``cfg.train``; the memory head's parameters form a second group whose
+    learning rate is ``train.head_lr_scale`` times the rest (each group keeps its ``scale``)."""
     t = cfg.train
+    head_ids = {id(p) for p in model.head.parameters()}
+    groups = [{"params": [p for p in model.parameters() if id(p) not in head_ids], "scale": 1.0}]
+    if head_ids:
+        groups.append({"params": list(model.head.parameters()), "scale": t.head_lr_scale})
+    for group in groups:
+        group["lr"] = t.lr * group["scale"]
     if t.optimizer == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+        return torch.optim.SGD(groups, lr=t.lr, weight_decay=t.weight_decay)
     if t.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
-    return torch.optim.RMSprop(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+        return torch.optim.Adam(groups, lr=t.lr, weight_decay=t.weight_decay)
+    return torch.optim.RMSprop(groups, lr=t.lr, weight_decay=t.weight_decay)
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """Set the base learning rate; groups with a ``scale`` get ``scale * lr``."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr * group.get("scale", 1.0)
 
 
 def scheduled_lr(cfg: Config, epoch: int) -> float:
@@ -237,8 +251,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             break
         if t.schedule == "decay":
             lr = scheduled_lr(cfg, epoch)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        set_lr(optimizer, lr)
         bar = _bar(len(train_batches), f"epoch {epoch}", progress, leave=False)
         start = time.perf_counter()
         train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch)

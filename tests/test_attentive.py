@@ -141,3 +141,22 @@ def test_attentive_model_trains_on_synthetic_data():
     run = mlm.train(cfg, progress=False)
     assert run.history[-1]["train_ppl"] < run.history[0]["train_ppl"]
     assert run.result["test_ppl"] < 40
+
+
+def test_head_learning_rate_scale():
+    """train.head_lr_scale gives the head's parameters their own group, scaled through every schedule."""
+    from mlm.training import build_optimizer, set_lr
+
+    cfg = mlm.get_preset("salton2017-ptb-single", "reduced", overrides={"model.hidden_size": 8, "model.embed_size": 8})
+    assert cfg.train.head_lr_scale == 0.1 and mlm.get_preset("salton2017-ptb-single").train.head_lr_scale == 1.0
+    model = build_model(cfg, 30)
+    optimizer = build_optimizer(cfg, model)
+    body, head = optimizer.param_groups
+    assert {id(p) for p in head["params"]} == {id(p) for p in model.head.parameters()}
+    assert len(body["params"]) + len(head["params"]) == len(list(model.parameters()))
+    set_lr(optimizer, 0.5)
+    assert (body["lr"], head["lr"]) == (0.5, pytest.approx(0.05))
+    lstm = build_model(mlm.get_preset("salton2017-ptb-lstm", "reduced"), 30)
+    assert len(build_optimizer(cfg, lstm).param_groups) == 1  # no head parameters, one group
+    with pytest.raises(mlm.ConfigError, match="head_lr_scale"):
+        mlm.get_preset("salton2017-ptb-single", overrides={"train.head_lr_scale": 0})
