@@ -222,6 +222,11 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
         if resume and ckpt_path.exists():
             ckpt = _load_checkpoint(ckpt_path, cfg, vocab.fingerprint(), device)
             model.load_state_dict(ckpt["model"])
+            if len(ckpt["optimizer"]["param_groups"]) != len(optimizer.param_groups):
+                raise CheckpointError(
+                    f"{ckpt_path} was written before the memory head had its own learning-rate group "
+                    f"(train.head_lr_scale) and cannot be resumed exactly. Start the run again with "
+                    f"--restart (or train(..., resume=False)), or use a new run folder.")
             optimizer.load_state_dict(ckpt["optimizer"])
             train_batches.load_state_dict(ckpt["batches"])
             torch.set_rng_state(ckpt["rng"]["torch"])

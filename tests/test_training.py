@@ -347,3 +347,20 @@ def test_resume_treats_settings_added_later_as_defaults(one_epoch_run):
     torch.save(ckpt, run_dir / "checkpoint.pt")
     with pytest.raises(CheckpointError, match="attention_score"):
         train(mlm.configs.apply_overrides(cfg, {"model.attention_score": "combined"}), run_dir, progress=False)
+
+
+def test_checkpoint_from_before_the_head_learning_rate_group_is_refused(tmp_path):
+    """An attentive run saved with one optimiser group cannot resume exactly: a clear error, files kept."""
+    cfg = tiny("train.epochs=2", "model.head=attentive", "data.protocol=sentence")
+    run_dir = tmp_path / "run"
+    train(cfg, run_dir, progress=False, max_epochs=1)
+    ckpt = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    assert len(ckpt["optimizer"]["param_groups"]) == 2  # the head's own group
+    groups = ckpt["optimizer"]["param_groups"]
+    groups[0]["params"] = groups[0]["params"] + groups[1]["params"]
+    ckpt["optimizer"]["param_groups"] = groups[:1]  # what an older version wrote
+    torch.save(ckpt, run_dir / "checkpoint.pt")
+    before = (run_dir / "checkpoint.pt").read_bytes()
+    with pytest.raises(CheckpointError, match="--restart"):
+        train(cfg, run_dir, progress=False)
+    assert (run_dir / "checkpoint.pt").read_bytes() == before
