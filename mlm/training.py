@@ -101,13 +101,10 @@ def build_optimizer(cfg: Config, model) -> torch.optim.Optimizer:
     groups = [{"params": [p for p in model.parameters() if id(p) not in head_ids], "scale": 1.0}]
     if head_ids:
         groups.append({"params": list(model.head.parameters()), "scale": t.head_lr_scale})
-    for group in groups:
-        group["lr"] = t.lr * group["scale"]
-    if t.optimizer == "sgd":
-        return torch.optim.SGD(groups, lr=t.lr, weight_decay=t.weight_decay)
-    if t.optimizer == "adam":
-        return torch.optim.Adam(groups, lr=t.lr, weight_decay=t.weight_decay)
-    return torch.optim.RMSprop(groups, lr=t.lr, weight_decay=t.weight_decay)
+    kind = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "rmsprop": torch.optim.RMSprop}[t.optimizer]
+    optimizer = kind(groups, lr=t.lr, weight_decay=t.weight_decay)
+    set_lr(optimizer, t.lr)
+    return optimizer
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

@@ -11,7 +11,6 @@ added to every variant.
 
     python results/scripts/salton_reduced_tries.py 2 salton2017-ptb-lstm salton2017-ptb-single,train.clip=1
 """
-import math
 import sys
 import time
 
@@ -45,13 +44,10 @@ def run(variant: str, epochs: int) -> list[float]:
             model.head.W_c.bias.zero_()
     if "freezehead" in tweaks:
         model.head.requires_grad_(False)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = (training.build_optimizer(cfg, model) if len(params) == len(list(model.parameters()))
-                 else torch.optim.SGD(params, lr=cfg.train.lr))
+    optimizer = training.build_optimizer(cfg, model)  # frozen parameters get no gradient, no update
     history = []
     for epoch in range(1, epochs + 1):
-        for group in optimizer.param_groups:
-            group["lr"] = training.scheduled_lr(cfg, epoch)
+        training.set_lr(optimizer, training.scheduled_lr(cfg, epoch))
         training.train_epoch(model, train_batches, optimizer, cfg, "cpu")
         history.append(round(evaluate(model, valid_batches, "cpu").perplexity, 1))
     return history
