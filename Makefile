@@ -10,6 +10,11 @@ SIZE ?= reduced
 CHAPTERS ?=
 OUTPUT ?= book_output
 
+# The chapters run in chapters/, so a relative MLM_DATA_DIR (e.g. ../shared/data) is made absolute here.
+ifdef MLM_DATA_DIR
+export MLM_DATA_DIR := $(abspath $(MLM_DATA_DIR))
+endif
+
 .PHONY: install book test chapters sync lab bench clean
 
 install: $(VENV)/.installed

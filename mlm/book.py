@@ -114,6 +114,8 @@ def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float
                "-k", kernel_name, "-y", json.dumps(parameters), "--no-report-mode"]
     command.append("--progress-bar" if progress else "--no-progress-bar")
     env = {**os.environ, RESULTS_ENV: str(results_dir), HEADLESS_ENV: "1"}
+    if env.get("MLM_DATA_DIR"):  # chapters run in chapters/: a relative folder must not change meaning
+        env["MLM_DATA_DIR"] = str(Path(env["MLM_DATA_DIR"]).expanduser().resolve())
     start = time.perf_counter()
     # A session of its own, so that a timeout stops papermill *and* its kernel.
     # papermill's log and progress bar go to ``NN_topic.log`` beside the executed notebook.
