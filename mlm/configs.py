@@ -59,6 +59,10 @@ class ModelConfig:
     attention_merge: str = "tanh"  # "tanh" (Eq. 7) or "linear" (the official code)
     attention_zero_slot: bool = False  # the official code's all-zero first memory slot
     attention_disabled: bool = False  # ablation: the context vector is fixed to zero
+    # heads "window" and "ngram" (Daniluk et al. 2017, chapter 3)
+    window_kind: str = "attention"  # "attention" (Eq. 1-5), "key-value" (Eq. 6-10), "key-value-predict" (Eq. 11-12)
+    window_size: int = 5  # L: how many previous outputs the attention sees
+    ngram_n: int = 4  # N of the N-gram RNN (Eq. 13): the prediction reads N-1 steps
 
 
 @dataclass
@@ -202,6 +206,10 @@ def apply_overrides(cfg: Config, overrides) -> Config:
     return cfg
 
 
+# The memory heads (model.head); mlm.training.HEADS builds each one.
+HEAD_NAMES = ("identity", "attentive", "window", "ngram")
+
+
 def validate(cfg: Config) -> None:
     choices = {
         "data.protocol": (cfg.data.protocol, ("stream", "sentence", "document")),
@@ -209,7 +217,8 @@ def validate(cfg: Config) -> None:
         "train.schedule": (cfg.train.schedule, ("constant", "decay", "plateau")),
         "train.loss_reduction": (cfg.train.loss_reduction, ("sequence_sum", "token_mean")),
         "size": (cfg.size, ("full", "reduced")),
-        "model.head": (cfg.model.head, ("identity", "attentive")),
+        "model.head": (cfg.model.head, HEAD_NAMES),
+        "model.window_kind": (cfg.model.window_kind, ("attention", "key-value", "key-value-predict")),
         "model.attention_score": (cfg.model.attention_score, ("single", "combined")),
         "model.attention_merge": (cfg.model.attention_merge, ("tanh", "linear")),
     }
