@@ -63,6 +63,11 @@ class ModelConfig:
     window_kind: str = "attention"  # "attention" (Eq. 1-5), "key-value" (Eq. 6-10), "key-value-predict" (Eq. 11-12)
     window_size: int = 5  # L: how many previous outputs the attention sees
     ngram_n: int = 4  # N of the N-gram RNN (Eq. 13): the prediction reads N-1 steps
+    # heads "rm" and "rmr" (Tran et al. 2016, chapter 4): the Memory Block over the last n input words
+    memory_size: int = 15  # n: words in memory, the current input included
+    memory_temporal: bool = True  # the temporal matrix T of Eq. 2 ("+tM")
+    memory_composition: str = "gating"  # "gating" (Eq. 4-7), "linear" (s + h, section 3.1) or "linear-code" (W h + s)
+    memory_alignment: str = "paper"  # "paper": T[1:t] at a sentence start; "code": newest word on T's last row + T_C
 
 
 @dataclass
@@ -207,7 +212,7 @@ def apply_overrides(cfg: Config, overrides) -> Config:
 
 
 # The memory heads (model.head); mlm.training.HEADS builds each one.
-HEAD_NAMES = ("identity", "attentive", "window", "ngram")
+HEAD_NAMES = ("identity", "attentive", "window", "ngram", "rm", "rmr")
 
 
 def validate(cfg: Config) -> None:
@@ -221,6 +226,8 @@ def validate(cfg: Config) -> None:
         "model.window_kind": (cfg.model.window_kind, ("attention", "key-value", "key-value-predict")),
         "model.attention_score": (cfg.model.attention_score, ("single", "combined")),
         "model.attention_merge": (cfg.model.attention_merge, ("tanh", "linear")),
+        "model.memory_composition": (cfg.model.memory_composition, ("gating", "linear", "linear-code")),
+        "model.memory_alignment": (cfg.model.memory_alignment, ("paper", "code")),
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
@@ -228,6 +235,7 @@ def validate(cfg: Config) -> None:
     positive = {"data.batch_size": cfg.data.batch_size, "data.bptt": cfg.data.bptt,
                 "data.eval_batch_size": cfg.data.eval_batch_size, "model.hidden_size": cfg.model.hidden_size,
                 "model.embed_size": cfg.model.embed_size, "model.num_layers": cfg.model.num_layers,
+                "model.memory_size": cfg.model.memory_size,
                 "train.epochs": cfg.train.epochs}
     for key, value in positive.items():
         if value < 1:
@@ -393,6 +401,152 @@ def _salton_preset(corpus_key: str, score: str | None) -> Callable[[], Config]:
 for _corpus in SALTON_CORPORA:
     for _score in ("single", "combined", None):
         register(f"salton2017-{_corpus}-{_score or 'lstm'}", reduced=_REDUCED_SALTON)(_salton_preset(_corpus, _score))
+
+
+# Daniluk et al. (2017), section 4.1: the document protocol (truncated BPTT of 20 steps inside an
+# article, state and attention window carried between segments and reset between articles), Adam
+# with lr 0.001, batch 64, clipping at 5, forget-gate bias 1, other weights uniform in +-0.1, word
+# vectors of size 300, one LSTM layer. The hidden size of each model keeps the total parameter count
+# near the LSTM's (Figure 2b and 2c); 968 for the 4-gram RNN is not a multiple of 3 parts and is
+# rounded to 969. The paper's 22.5M-word Wikipedia corpus is not available: WikiText-2's articles are
+# the documents here; PTB, which has no documents, runs as one stream with the window carried through.
+# The paper says nothing of dropout, epochs or stopping: no dropout, and at most 20 epochs with early
+# stopping after 3 epochs without a better validation perplexity (our choice).
+DANILUK_KINDS = {"attention": ("attention", 296), "kv": ("key-value", 560), "kvp": ("key-value-predict", 834)}
+DANILUK_NGRAM_HIDDEN = {2: 564, 3: 786, 4: 969, 5: 1120}
+DANILUK_WINDOWS = (1, 5, 10, 15)
+DANILUK_RESULTS = {  # Figure 2a (test, by window), 2b and 2c (dev, test), Wikipedia corpus
+    ("attention", 1): (None, 82.2), ("attention", 5): (None, 82.2), ("attention", 10): (80.6, 82.0),
+    ("attention", 15): (None, 82.8),
+    ("kv", 1): (None, 78.7), ("kv", 5): (None, 79.0), ("kv", 10): (77.1, 78.2), ("kv", 15): (None, 78.9),
+    ("kvp", 1): (None, 76.1), ("kvp", 5): (74.2, 75.8), ("kvp", 10): (None, 76.0), ("kvp", 15): (None, 75.8),
+    ("ngram", 2): (76.0, 77.1), ("ngram", 3): (74.9, 75.9), ("ngram", 4): (74.8, 75.9), ("ngram", 5): (76.0, 77.3),
+    ("lstm", None): (83.2, 85.2),
+}
+DANILUK_CORPORA = {"wt2": ("wikitext-2", "document"), "ptb": ("ptb", "stream")}
+# Reduced: a tenth of WikiText-2's training articles (200k tokens), every size divided by 3, 3 epochs;
+# validation and test on their first 60k tokens (whole articles).
+_REDUCED_DANILUK = {"data.max_train_tokens": 200_000, "data.max_eval_tokens": 60_000, "model.embed_size": 100,
+                    "train.epochs": 3, "train.early_stop_patience": 0}
+
+
+def _daniluk_preset(corpus_key: str, head: str, hidden: int, what: str, paper_key) -> Callable[[], Config]:
+    corpus, protocol = DANILUK_CORPORA[corpus_key]
+
+    def build() -> Config:
+        cfg = Config(
+            description=f"Daniluk et al. (2017) {what}, 300-d words, 1x{hidden} LSTM, {corpus}, {protocol} protocol",
+            data=DataConfig(corpus=corpus, protocol=protocol, batch_size=64, bptt=20, eval_batch_size=64),
+            model=ModelConfig(head=head, embed_size=300, hidden_size=hidden, num_layers=1, dropout=0.0,
+                              init_range=0.1, forget_bias=1.0),
+            train=TrainConfig(optimizer="adam", lr=0.001, epochs=20, schedule="constant", early_stop_patience=3,
+                              clip=5.0, loss_reduction="token_mean"),
+        )
+        valid, test = DANILUK_RESULTS[paper_key]
+        cfg.paper = {"valid": valid, "test": test, "params": "47.0M with word vectors, 23.9M without",
+                     "source": "Daniluk et al. 2017, Figure 2 (22.5M-word Wikipedia corpus, not WikiText-2)"}
+        return cfg
+
+    return build
+
+
+def _reduced_hidden(hidden: int, parts: int) -> int:
+    """A third of the paper's hidden size, rounded to a multiple of the head's parts."""
+    return max(parts, round(hidden / 3 / parts) * parts)
+
+
+for _corpus in DANILUK_CORPORA:
+    for _short, (_kind, _hidden) in DANILUK_KINDS.items():
+        _parts = {"attention": 1, "key-value": 2, "key-value-predict": 3}[_kind]
+        for _window in DANILUK_WINDOWS:
+            _build = _daniluk_preset(_corpus, "window", _hidden, (f"{_kind} attention" if _kind != "attention" else "attention") + f" over L={_window}",
+                                     (_short, _window))
+
+            def _with_window(build=_build, kind=_kind, window=_window):
+                cfg = build()
+                cfg.model.window_kind, cfg.model.window_size = kind, window
+                return cfg
+
+            register(f"daniluk2017-{_corpus}-{_short}-L{_window}",
+                     reduced={**_REDUCED_DANILUK, "model.hidden_size": _reduced_hidden(_hidden, _parts)})(_with_window)
+    for _n, _hidden in DANILUK_NGRAM_HIDDEN.items():
+        _build = _daniluk_preset(_corpus, "ngram", _hidden, f"{_n}-gram RNN", ("ngram", _n))
+
+        def _with_n(build=_build, n=_n):
+            cfg = build()
+            cfg.model.ngram_n = n
+            return cfg
+
+        register(f"daniluk2017-{_corpus}-ngram{_n}",
+                 reduced={**_REDUCED_DANILUK, "model.hidden_size": _reduced_hidden(_hidden, _n - 1)})(_with_n)
+    register(f"daniluk2017-{_corpus}-lstm", reduced={**_REDUCED_DANILUK, "model.hidden_size": 100})(
+        _daniluk_preset(_corpus, "identity", 300, "LSTM baseline", ("lstm", None)))
+
+
+# Tran, Bisazza & Monz (2016), section 4.2: d = 128 everywhere (embeddings, LSTM, memory tables),
+# memory size 15, forget bias 1, init +-0.05, SGD lr 1 halved after every epoch from the 5th, 15
+# epochs, clip 5, batches of 20 sentences from length buckets, full backpropagation through each
+# sentence. The paper's news corpora are not available; PTB is the main corpus (the paper reports
+# RM(+tM-g) and a 3-layer LSTM on it), WikiText-2 a second one. Table 2's English column (news
+# data, 77k vocabulary) is kept as ``paper["test_en_news"]`` for orientation only.
+TRAN_TABLE2_EN = {  # (architecture, temporal matrix, composition) -> test perplexity, English news
+    ("lstm", 1): 145.1, ("lstm", 2): 139.7, ("lstm", 3): 136.6,
+    ("rmr", True, "linear"): 133.3, ("rmr", False, "linear"): 134.5,
+    ("rmr", True, "gating"): 135.2, ("rmr", False, "gating"): 131.2,
+    ("rm", True, "linear"): 127.2, ("rm", False, "linear"): 130.4,
+    ("rm", True, "gating"): 128.8, ("rm", False, "gating"): 135.7,
+}
+TRAN_PTB_TEST = {("lstm", 3): 126.1, ("rm", True, "gating"): 123.5}  # section 4.3, PTB test perplexity
+TRAN_CORPORA = {"ptb": "ptb", "wt2": "wikitext-2"}
+# Reduced: the first 40k tokens of the training text (about 4% of PTB), 3 epochs with the decay from
+# the third, and the first 20k tokens of valid and test. Eleven such runs fit in a few CPU minutes.
+_REDUCED_TRAN = {"data.max_train_tokens": 40_000, "data.max_eval_tokens": 20_000, "train.epochs": 3,
+                 "train.decay_start": 2}
+
+
+def tran_preset_name(corpus_key: str, arch: str, temporal: bool | None = None, composition: str | None = None,
+                     layers: int = 1) -> str:
+    """e.g. tran2016-ptb-rm-tm-g (RM +tM gating), tran2016-ptb-rmr-notm-l, tran2016-ptb-lstm3."""
+    if arch == "lstm":
+        return f"tran2016-{corpus_key}-lstm{layers}"
+    return f"tran2016-{corpus_key}-{arch}-{'tm' if temporal else 'notm'}-{composition[0]}"
+
+
+def _tran_preset(corpus_key: str, arch: str, temporal: bool = True, composition: str = "gating",
+                 layers: int = 1) -> Callable[[], Config]:
+    def build() -> Config:
+        if arch == "lstm":
+            what, key = f"{layers}-layer LSTM baseline", ("lstm", layers)
+        else:
+            what = f"{arch.upper()}({'+' if temporal else '-'}tM-{composition[0]})"
+            key = (arch, temporal, composition)
+        cfg = Config(
+            description=f"Tran et al. (2016) {what}, d=128, n=15, {TRAN_CORPORA[corpus_key]}, sentence protocol",
+            data=DataConfig(corpus=TRAN_CORPORA[corpus_key], protocol="sentence", batch_size=20, buckets=True,
+                            eval_batch_size=64),
+            model=ModelConfig(head="identity" if arch == "lstm" else arch, embed_size=128, hidden_size=128,
+                              num_layers=layers, init_range=0.05, forget_bias=1.0, memory_size=15,
+                              memory_temporal=temporal, memory_composition=composition),
+            train=TrainConfig(optimizer="sgd", lr=1.0, epochs=15, schedule="decay", decay_start=4,
+                              decay_factor=2.0, clip=5.0, loss_reduction="sequence_sum"),
+        )
+        cfg.paper = {"test_en_news": TRAN_TABLE2_EN[key], "source": "Tran et al. 2016, Table 2 (English news)"}
+        if corpus_key == "ptb" and key in TRAN_PTB_TEST:
+            cfg.paper.update(test=TRAN_PTB_TEST[key], source="Tran et al. 2016, section 4.3 (PTB); Table 2 (news)")
+        return cfg
+
+    return build
+
+
+for _corpus in TRAN_CORPORA:
+    for _layers in (1, 2, 3):
+        register(tran_preset_name(_corpus, "lstm", layers=_layers), reduced=_REDUCED_TRAN)(
+            _tran_preset(_corpus, "lstm", layers=_layers))
+    for _arch in ("rm", "rmr"):
+        for _temporal in (True, False):
+            for _composition in ("linear", "gating"):
+                register(tran_preset_name(_corpus, _arch, _temporal, _composition), reduced=_REDUCED_TRAN)(
+                    _tran_preset(_corpus, _arch, _temporal, _composition))
 
 
 @register("synthetic-tiny", reduced={})

@@ -31,6 +31,8 @@ from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamB
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
 from mlm.models.attentive import AttentiveHead
+from mlm.models.recurrent_memory import RecurrentMemoryHead
+from mlm.models.short_attention import NgramHead, WindowAttentionHead
 from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, set_seed
 
 
@@ -76,10 +78,22 @@ def _attentive_head(cfg: Config, vocab_size: int) -> AttentiveHead:
                          disable_attention=m.attention_disabled)
 
 
+def _recurrent_memory_head(cfg: Config, vocab_size: int) -> RecurrentMemoryHead:
+    m = cfg.model
+    return RecurrentMemoryHead(vocab_size, m.hidden_size, memory_size=m.memory_size, temporal=m.memory_temporal,
+                               composition=m.memory_composition, alignment=m.memory_alignment,
+                               recurrent_top=m.head == "rmr")
+
+
 # model.head -> a function building the memory head (DESIGN.md section 2: one module per model).
 HEADS = {
     "identity": lambda cfg, vocab_size: IdentityHead(cfg.model.hidden_size),
     "attentive": _attentive_head,
+    "rm": _recurrent_memory_head,
+    "rmr": _recurrent_memory_head,
+    "window": lambda cfg, vocab_size: WindowAttentionHead(cfg.model.hidden_size, cfg.model.window_kind,
+                                                          cfg.model.window_size),
+    "ngram": lambda cfg, vocab_size: NgramHead(cfg.model.hidden_size, cfg.model.ngram_n),
 }
 
 
@@ -88,9 +102,12 @@ def build_model(cfg: Config, vocab_size: int, pad_id: int = 0) -> LanguageModel:
     if m.head not in HEADS:
         raise ValueError(f"unknown model.head {m.head!r}; known heads: {', '.join(HEADS)}")
     head = HEADS[m.head](cfg, vocab_size)
-    return LanguageModel(vocab_size, m.embed_size, m.hidden_size, m.num_layers, dropout=m.dropout,
-                         tie_weights=m.tie_weights, init_range=m.init_range, zero_bias=m.zero_bias,
-                         forget_bias=m.forget_bias, head=head, pad_id=pad_id)
+    model = LanguageModel(vocab_size, m.embed_size, m.hidden_size, m.num_layers, dropout=m.dropout,
+                          tie_weights=m.tie_weights, init_range=m.init_range, zero_bias=m.zero_bias,
+                          forget_bias=m.forget_bias, head=head, pad_id=pad_id)
+    if m.forget_bias is not None and hasattr(head, "set_forget_bias"):
+        head.set_forget_bias(m.forget_bias)  # a head's own LSTM (RMR's top layer) gets the same forget bias
+    return model
 
 
 def build_optimizer(cfg: Config, model) -> torch.optim.Optimizer:
