@@ -120,3 +120,35 @@ def test_mask_including_current_step_fails(tmp_path):
               if line != causal and not line.split(maxsplit=1)[1].startswith("pipeline")]
     assert len(others) == len(REGISTRY["02"].checks) - 2
     assert all(line.startswith("PASS") for line in others), lines
+
+
+WRONG_04 = '''
+import torch
+
+
+def memory_window(tokens, mask, size):
+    batch, time = tokens.shape
+    real = torch.ones_like(tokens, dtype=torch.bool) if mask is None else mask.bool()
+    ids = torch.cat([tokens.new_zeros(batch, size - 1), tokens], dim=1)
+    present = torch.cat([real.new_zeros(batch, size - 1), real], dim=1)
+    return ids.unfold(1, size, 1), present.unfold(1, size, 1)
+
+
+def temporal_rows(time, size):
+    # Wrong on purpose (for the paper): the official code's alignment, newest word on the last row.
+    return torch.arange(size).expand(time, size).clone()
+
+
+def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
+    z = torch.sigmoid(s @ W_z.T + b_z + h @ U_z.T)
+    r = torch.sigmoid(s @ W_r.T + b_r + h @ U_r.T)
+    return (1 - z) * h + z * torch.tanh(s @ W.T + b + (r * h) @ U.T)
+'''
+
+
+def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
+    lines, rows = grade_wrong(tmp_path, "04", WRONG_04, "T[1:m], oldest first")
+    assert "official code" in rows
+    others = [line for line in lines if line != rows and not line.split(maxsplit=1)[1].startswith("pipeline")]
+    assert len(others) == len(REGISTRY["04"].checks) - 2
+    assert all(line.startswith("PASS") for line in others), lines
