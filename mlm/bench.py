@@ -45,7 +45,7 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
     set_seed(cfg.train.seed)
     corpus = load_data(cfg)
     train_batches = list(build_batches(cfg, corpus, "train"))[: warmup + batches]
-    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id).to(device)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).to(device)
     if reference:
         if not hasattr(model.head, "reference"):
             raise ValueError(f"the {cfg.model.head!r} head of {name} has no reference implementation")
@@ -57,8 +57,15 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
     def step(batch, train: bool):
         batch = batch.to(device)
         if train:
-            out = model(batch.inputs, reset=batch.reset, mask=batch.mask)
-            loss = masked_nll(out.logits.float(), batch.targets, batch.mask) / batch.inputs.size(0)
+            inputs, targets = batch.inputs, batch.targets
+            reg = getattr(model, "regularizer", None)
+            if reg is not None:  # embedding regularizers (chapter 5) draw their noise here
+                inputs, targets = reg.prepare(inputs, targets, batch.mask)
+            out = model(inputs, reset=batch.reset, mask=batch.mask)
+            loss = masked_nll(out.logits.float(), targets, batch.mask) / batch.inputs.size(0)
+            penalty = reg.penalty(model) if reg is not None else None
+            if penalty is not None:
+                loss = loss + penalty
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.clip or 1e9)

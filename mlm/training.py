@@ -31,6 +31,7 @@ from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamB
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
 from mlm.models.attentive import AttentiveHead
+from mlm.regularizers import build_regularizer
 from mlm.models.recurrent_memory import RecurrentMemoryHead
 from mlm.models.short_attention import NgramHead, WindowAttentionHead
 from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, set_seed
@@ -97,14 +98,22 @@ HEADS = {
 }
 
 
-def build_model(cfg: Config, vocab_size: int, pad_id: int = 0) -> LanguageModel:
+def build_model(cfg: Config, vocab_size: int, pad_id: int = 0, corpus: Corpus | None = None) -> LanguageModel:
+    """The model of ``cfg``. An embedding regularizer other than "dropout" counts words in the
+    training data, so it needs ``corpus`` (the lines it trains on, after ``data.max_train_tokens``)."""
     m = cfg.model
     if m.head not in HEADS:
         raise ValueError(f"unknown model.head {m.head!r}; known heads: {', '.join(HEADS)}")
     head = HEADS[m.head](cfg, vocab_size)
+    regularizer = None
+    if m.regularizer != "none":
+        lines = truncate_lines(corpus.ids("train"), cfg.data.max_train_tokens) if corpus is not None else None
+        eos_id = corpus.vocab.eos_id if corpus is not None else 1
+        regularizer = build_regularizer(cfg, lines, vocab_size, eos_id, blank_id=pad_id)
     model = LanguageModel(vocab_size, m.embed_size, m.hidden_size, m.num_layers, dropout=m.dropout,
                           tie_weights=m.tie_weights, init_range=m.init_range, zero_bias=m.zero_bias,
-                          forget_bias=m.forget_bias, head=head, pad_id=pad_id)
+                          forget_bias=m.forget_bias, head=head, pad_id=pad_id, regularizer=regularizer,
+                          recurrent_dropout=m.recurrent_dropout)
     if m.forget_bias is not None and hasattr(head, "set_forget_bias"):
         head.set_forget_bias(m.forget_bias)  # a head's own LSTM (RMR's top layer) gets the same forget bias
     return model
@@ -157,11 +166,18 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
         batch = batch.to(device)
         if not batches.carry_state:
             state = memory = None
-        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
-        nll = masked_nll(out.logits.float(), batch.targets, batch.mask)
+        inputs, targets = batch.inputs, batch.targets
+        reg = getattr(model, "regularizer", None)
+        if reg is not None:  # data noising replaces inputs (and targets); smoothing notes the targets
+            inputs, targets = reg.prepare(inputs, targets, batch.mask)
+        out = model(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+        nll = masked_nll(out.logits.float(), targets, batch.mask)
         # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
         # "token_mean": averaged over every scored token.
         loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
+        penalty = reg.penalty(model) if reg is not None else None
+        if penalty is not None:  # variational smoothing's data-dependent L2 (the KL term)
+            loss = loss + penalty
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip > 0:
@@ -222,7 +238,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     vocab = corpus.vocab
     train_batches = build_batches(cfg, corpus, "train")
     valid_batches = build_batches(cfg, corpus, "valid")
-    model = build_model(cfg, len(vocab), vocab.pad_id).to(device)
+    model = build_model(cfg, len(vocab), vocab.pad_id, corpus).to(device)
     optimizer = build_optimizer(cfg, model)
 
     run_dir = Path(run_dir) if run_dir is not None else None

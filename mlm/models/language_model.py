@@ -7,7 +7,10 @@
 
 Dropout sits on the non-recurrent connections only, as in Zaremba et al. (2014): on the
 embeddings, between LSTM layers (``nn.LSTM``'s own ``dropout``) and before the softmax.
-The recurrent connections are left untouched. Every weight starts uniform in
+The recurrent connections are left untouched unless ``recurrent_dropout`` > 0, which drops
+hidden-to-hidden weights (one DropConnect mask per batch, so the fused call stays). An optional
+embedding regularizer (``mlm/regularizers``, chapter 5) replaces the embedding lookup and the
+softmax layer; without one the pipeline is exactly the plain model. Every weight starts uniform in
 ``[-init_range, init_range]`` (Zaremba et al.); options zero the biases (Salton et al.) or
 set the forget-gate bias (Tran et al., Daniluk et al.).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from mlm.models.heads import HeadOutput, IdentityHead, MemoryHead
@@ -42,7 +46,8 @@ class LanguageModel(nn.Module):
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, num_layers: int,
                  dropout: float = 0.0, tie_weights: bool = False, init_range: float = 0.1,
                  zero_bias: bool = False, forget_bias: float | None = None,
-                 head: MemoryHead | None = None, pad_id: int = 0):
+                 head: MemoryHead | None = None, pad_id: int = 0, regularizer: nn.Module | None = None,
+                 recurrent_dropout: float = 0.0):
         super().__init__()
         self.vocab_size, self.embed_size = vocab_size, embed_size
         self.hidden_size, self.num_layers = hidden_size, num_layers
@@ -60,6 +65,10 @@ class LanguageModel(nn.Module):
             self.decoder.weight = self.embedding.weight
         self.tie_weights = tie_weights
         self.reset_parameters(init_range, zero_bias, forget_bias)
+        self.regularizer = regularizer  # None: the plain pipeline; see mlm/regularizers/base.py
+        if not 0.0 <= recurrent_dropout < 1.0:
+            raise ValueError(f"recurrent_dropout must lie in [0, 1), got {recurrent_dropout}")
+        self.recurrent_dropout = recurrent_dropout
 
     def reset_parameters(self, init_range: float, zero_bias: bool = False, forget_bias: float | None = None):
         for name, p in self.named_parameters():
@@ -91,7 +100,23 @@ class LanguageModel(nn.Module):
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """(batch, time) ids -> (batch, time, embed). Embedding regularizers plug in here."""
-        return self.embedding(tokens)
+        if self.regularizer is None:
+            return self.embedding(tokens)
+        return self.regularizer.embed(self.embedding, tokens)
+
+    def decode(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, time, head output) -> (batch, time, vocab) logits; output-embedding smoothing plugs in here."""
+        if self.regularizer is None:
+            return self.decoder(x)
+        return self.regularizer.decode(self.decoder, x)
+
+    def run_lstm(self, x: torch.Tensor, state: State):
+        """The fused LSTM; in training with ``recurrent_dropout``, on dropped hidden-to-hidden weights."""
+        if not (self.training and self.recurrent_dropout > 0):
+            return self.lstm(x, state)
+        weights = {name: F.dropout(getattr(self.lstm, name), self.recurrent_dropout)
+                   for name in self.lstm._flat_weights_names if name.startswith("weight_hh")}
+        return torch.func.functional_call(self.lstm, weights, (x, state), strict=False)
 
     def forward(self, tokens: torch.Tensor, state: State | None = None, reset: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None, memory=None) -> LMOutput:
@@ -107,12 +132,14 @@ class LanguageModel(nn.Module):
             state = self.init_state(batch_size, tokens.device)
         else:
             state = self.reset_state(state, reset)
-        x = self.drop(self.embed(tokens))  # (batch, time, embed)
-        h, new_state = self.lstm(x, state)  # (batch, time, hidden)
+        x = self.embed(tokens)  # (batch, time, embed)
+        if self.regularizer is None or not self.regularizer.drops_embedding:
+            x = self.drop(x)  # a regularizer with its own embedding dropout (Eq. 6 of Kong et al.) replaces it
+        h, new_state = self.run_lstm(x, state)  # (batch, time, hidden)
         # The head sees the undropped LSTM outputs (memories store clean states); the one
         # dropout before the softmax is applied to whatever the head returns.
         head_out: HeadOutput = self.head(h, tokens=tokens, mask=mask, memory=memory, reset=reset)
-        logits = self.decoder(self.drop(head_out.output))  # (batch, time, vocab)
+        logits = self.decode(self.drop(head_out.output))  # (batch, time, vocab)
         return LMOutput(logits, new_state, head_out.attention, head_out.memory)
 
     def num_parameters(self) -> int:

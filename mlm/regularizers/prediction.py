@@ -1,0 +1,52 @@
+"""Prediction by sampling (Kong et al. section 5.4): average the likelihood of S draws from q.
+
+    p(y_t | y_<t) = 1/S sum_s p(y_t | y_<t; W_s),   W_s ~ q(W)
+
+Each draw is a whole model run over the split: S recurrent states are carried side by side, and
+each batch row draws a fresh sample per segment, as in training (for data noising the inputs are
+noised, for variational smoothing the embedding and output rows are drawn; dropout stays off).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from mlm.data.batching import Batches
+from mlm.evaluation import EvalResult
+
+
+@torch.no_grad()
+def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None) -> EvalResult:
+    """Total NLL and token count when the likelihoods of ``samples`` draws are averaged per token."""
+    reg = getattr(model, "regularizer", None)
+    if reg is None:
+        raise ValueError("the model has no embedding regularizer to sample from; use mlm.evaluate")
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    reg.sampling = True
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    tokens = 0
+    states = [None] * samples
+    try:
+        for batch in batches:
+            tokens += batch.num_tokens
+            batch = batch.to(device)
+            log_probs = []
+            for s in range(samples):
+                inputs, targets = reg.prepare(batch.inputs, batch.targets, batch.mask)
+                out = model(inputs, state=states[s], reset=batch.reset, mask=batch.mask)
+                lp = torch.log_softmax(out.logits.double(), -1).gather(-1, batch.targets[..., None])[..., 0]
+                log_probs.append(lp)  # (batch, time)
+                if batches.carry_state:
+                    states[s] = out.state
+            mean_lp = torch.logsumexp(torch.stack(log_probs), 0) - math.log(samples)  # (batch, time)
+            total -= (mean_lp * batch.mask).sum()
+    finally:
+        reg.sampling = False
+        model.train(was_training)
+    return EvalResult(float(total), tokens)

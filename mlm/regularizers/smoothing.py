@@ -1,0 +1,174 @@
+r"""Variational smoothing (Kong et al. 2019, section 4): data noising as a Bayesian RNN.
+
+**The variational distribution.** Each embedding vector is a mixture of Gaussians centred on the
+rows of one base matrix E (Eq. 2 for linear interpolation, Eq. 4 for Kneser-Ney)::
+
+    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v q_v N(e_v, sigma I)
+
+with (gamma_i, q) from a row of Table 1 (:mod:`mlm.regularizers.proposals`): gamma_i = gamma and q
+the unigram distribution for linear interpolation, the absolute-discounting gamma_i and q the
+continuation distribution K for Kneser-Ney. Drawing from it means: keep e_i with probability
+1 - gamma_i, otherwise use e_v with v ~ q (plus sigma-noise, ``sigma`` = 0 by default, the
+"sigma is small" limit). The Monte Carlo estimate of the ELBO (Eq. 1) draws **one matrix per
+sequence** (see :mod:`mlm.regularizers.base` for what a sequence is), so every occurrence of a
+word in a row uses the same draw.
+
+Options, each from the paper:
+
+* ``smooth_output``: the output embedding O is smoothed the same way (Eq. 5); with tied
+  embeddings E and O are *separate* draws from the one shared base (section 4.3). Only the
+  target words of a row are drawn; every other softmax row stays at its base value, the cheap
+  choice the paper describes at the end of section 4.2.
+* ``embed_dropout`` alpha: the Gaussian at zero of Eq. 6, one dropout mask per (row, word type),
+  dimensions independent; gamma_i is drawn once per word, so a kept word keeps one base vector.
+* ``elementwise``: element-wise smoothing (section 4.3): the keep/replace decision and the
+  replacing word are drawn per *dimension*, so a vector mixes elements of several words.
+* Prediction with the **mean** of q (section 4.1)::
+
+      E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v
+
+  the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (average
+  S of them with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4).
+
+**The KL term and the data-dependent L2 (our derivation).** With the prior p(e) = N(0, I),
+Gal & Ghahramani's approximation of the KL of a mixture of narrow Gaussians keeps, for word i,
+``sum_v theta^i_v / 2 * ||e_v||^2`` plus constants, where theta^i_v are the mixture weights of
+q(e_i): theta^i_i = 1 - gamma_i + gamma_i q_i and theta^i_v = gamma_i q_v for v != i. (The
+paper's text writes "gamma otherwise", dropping q_v; with that slip every word would get a
+coefficient growing like V * gamma.) The KL of the whole matrix sums over i, and the vector e_v
+collects a contribution from every q(e_i) that can pick it::
+
+    c_v = 1/2 sum_i theta^i_v = 1/2 [ (1 - gamma_v + gamma_v q_v) + sum_{i != v} gamma_i q_v ]
+        = 1/2 [ 1 - gamma_v + q_v * sum_i gamma_i ]
+
+so the regulariser is lambda * sum_v c_v ||e_v||^2. For linear interpolation (gamma_i = gamma)
+c_v = (1 - gamma + gamma V U_v) / 2: a word drawn more often than uniformly (U_v > 1/V) is pulled
+harder towards zero, a rare one less (footnote 5 of the paper); under a uniform proposal c_v = 1/2,
+the plain N(0, I) prior. The dropout mixture of Eq. 6 multiplies every c_v by the same (1 - alpha),
+which we absorb into lambda.
+
+In the code lambda is ``train.weight_decay``, the plain L2 the paper tunes for every model (weight
+decay lambda has gradient lambda * w, i.e. the c = 1/2 prior). Smoothing adds
+``lambda / 2 * sum_v (2 c_v - 1) ||e_v||^2`` to the loss (:meth:`VariationalSmoothing.penalty`), so
+the total gradient on e_v is ``2 lambda c_v e_v``: weight decay exactly where the proposal is
+uniform, more for frequent words, less for rare ones. The same term applies to an untied,
+smoothed O; tied E and O share the mixture weights, so the one base matrix is counted once.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mlm.regularizers.base import EmbeddingRegularizer, pair_dropout_mask, row_types
+from mlm.regularizers.proposals import NoisingScheme, sample_from
+
+
+def l2_coefficients(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
+    """(vocab,) c_v = (1 - gamma_v + q_v * sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2."""
+    return 0.5 * (1.0 - gamma + proposal * gamma.sum())
+
+
+def smoothed_mean(weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
+    """(vocab, embed) mean of q: (1 - gamma_i) w_i + gamma_i sum_v q_v w_v."""
+    background = proposal.to(weight.dtype) @ weight  # (embed,)
+    g = gamma.to(weight.dtype)[:, None]  # (vocab, 1)
+    return (1.0 - g) * weight + g * background[None, :]
+
+
+class VariationalSmoothing(EmbeddingRegularizer):
+    kind = "smooth"
+
+    def __init__(self, scheme: NoisingScheme, embed_dropout: float = 0.0, elementwise: bool = False,
+                 smooth_output: bool = False, sigma: float = 0.0, l2: float = 0.0, tied: bool = False):
+        super().__init__(scheme.gamma.numel(), embed_dropout)
+        if scheme.name == "blank":
+            raise ValueError("variational smoothing needs a proposal over words; blank noising is embedding "
+                             "dropout (use model.embed_dropout)")
+        self.scheme_name, self.elementwise, self.smooth_output = scheme.name, elementwise, smooth_output
+        self.sigma, self.l2, self.tied = sigma, l2, tied
+        self.register_buffer("gamma", scheme.gamma.float(), persistent=False)  # (vocab,)
+        self.register_buffer("proposal", scheme.proposal.float(), persistent=False)  # (vocab,)
+        self.register_buffer("cdf", scheme.proposal.double().cumsum(0), persistent=False)  # (vocab,)
+        coef = l2_coefficients(scheme.gamma.double(), scheme.proposal.double())
+        self.register_buffer("l2_coefficient", coef.float(), persistent=False)  # (vocab,) c_v
+        self._tokens: torch.Tensor | None = None
+
+    # -- drawing from q ----------------------------------------------------------------
+    def sample_vectors(self, weight: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
+        """(pairs, embed): one draw from q(e_w) for each (row, word) pair (Eq. 2/4, or element-wise)."""
+        gamma = self.gamma[words]  # (pairs,)
+        if self.elementwise:
+            dim = weight.size(1)
+            replace = torch.rand(words.numel(), dim, device=weight.device) < gamma[:, None]  # (pairs, embed)
+            drawn = sample_from(self.cdf, (words.numel(), dim))  # (pairs, embed): one word per element
+            chosen = torch.where(replace, drawn, words[:, None])
+            columns = torch.arange(dim, device=weight.device)[None, :]
+            vectors = weight[chosen, columns]  # (pairs, embed): element j of word chosen[p, j]
+        else:
+            replace = torch.rand(words.numel(), device=weight.device) < gamma  # (pairs,)
+            chosen = torch.where(replace, sample_from(self.cdf, words.shape), words)
+            vectors = weight[chosen]  # (pairs, embed)
+        if self.sigma > 0:
+            vectors = vectors + self.sigma * torch.randn_like(vectors)
+        return vectors
+
+    def mean_weight(self, weight: torch.Tensor) -> torch.Tensor:
+        return smoothed_mean(weight, self.gamma, self.proposal)
+
+    # -- the hooks ------------------------------------------------------------------------
+    def embed(self, embedding: nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:
+        self._tokens = tokens
+        if not self.stochastic:
+            return F.embedding(tokens, self.mean_weight(embedding.weight))  # the mean of q (section 4.1)
+        words, _, inverse = row_types(tokens, self.vocab_size)  # (pairs,), (batch, time)
+        vectors = self.sample_vectors(embedding.weight, words)  # (pairs, embed)
+        if self.training and self.embed_dropout > 0:
+            vectors = vectors * pair_dropout_mask(words.numel(), vectors.size(1), self.embed_dropout, vectors)
+        return vectors[inverse]  # (batch, time, embed)
+
+    def decode(self, decoder: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        targets, self._targets = self._targets, None
+        if not self.smooth_output:
+            return decoder(x)
+        if not self.stochastic:
+            return F.linear(x, self.mean_weight(decoder.weight), decoder.bias)  # Eq. 5's mean
+        if targets is None or targets.shape != x.shape[:2]:
+            targets = self._tokens  # no targets given: draw the rows of the words the sequence reads
+        return self.sampled_logits(decoder, x, targets)
+
+    def sampled_logits(self, decoder: nn.Linear, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Logits with the target words' output rows drawn from q(o), once per (row, word) (Eq. 5).
+
+        logits = x O^T + b, then for each word k among the row's targets the column k gets
+        x . (o~_k - o_k): a (batch, time, slots) correction scattered into the vocabulary axis.
+        """
+        batch, time, _ = x.shape
+        logits = decoder(x)  # (batch, time, vocab)
+        weight = decoder.weight
+        words, rows, _ = row_types(targets, self.vocab_size)  # (pairs,), sorted by row
+        delta = self.sample_vectors(weight, words) - weight[words]  # (pairs, hidden)
+        per_row = torch.bincount(rows, minlength=batch)  # (batch,)
+        first = torch.cumsum(per_row, 0) - per_row  # (batch,) index of each row's first pair
+        slot = torch.arange(words.numel(), device=x.device) - first[rows]  # (pairs,) 0..time-1 within the row
+        deltas = x.new_zeros(batch, time, x.size(-1))  # (batch, slots, hidden); unused slots stay 0
+        deltas[rows, slot] = delta
+        columns = torch.zeros(batch, time, dtype=torch.long, device=x.device)  # (batch, slots)
+        columns[rows, slot] = words
+        correction = x @ deltas.transpose(1, 2)  # (batch, time, slots)
+        return logits.scatter_add(-1, columns[:, None, :].expand(batch, time, time), correction)
+
+    def penalty(self, model) -> torch.Tensor | None:
+        """lambda / 2 * sum_v (2 c_v - 1) ||w_v||^2 over the smoothed matrices (the KL term beyond weight decay)."""
+        if self.l2 == 0:
+            return None
+        extra = (2.0 * self.l2_coefficient - 1.0)  # (vocab,)
+        matrices = [model.embedding.weight]
+        if self.smooth_output and not self.tied:
+            matrices.append(model.decoder.weight)
+        return sum(0.5 * self.l2 * (extra * w.square().sum(1)).sum() for w in matrices)
+
+    def extra_repr(self) -> str:
+        return (f"scheme={self.scheme_name!r}, elementwise={self.elementwise}, smooth_output={self.smooth_output}, "
+                f"sigma={self.sigma}, l2={self.l2}, " + super().extra_repr())
