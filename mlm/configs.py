@@ -68,6 +68,16 @@ class ModelConfig:
     memory_temporal: bool = True  # the temporal matrix T of Eq. 2 ("+tM")
     memory_composition: str = "gating"  # "gating" (Eq. 4-7), "linear" (s + h, section 3.1) or "linear-code" (W h + s)
     memory_alignment: str = "paper"  # "paper": T[1:t] at a sentence start; "code": newest word on T's last row + T_C
+    # embedding regularizers (Xie et al. 2017, Kong et al. 2019, chapter 5; mlm/regularizers/)
+    regularizer: str = "none"  # "none", "dropout" (embed_dropout only), "noise" (data noising), "smooth" (variational)
+    noise_scheme: str = "kneser-ney"  # Table 1 row: "blank", "unigram" (linear interp.), "absolute", "kneser-ney"
+    noise_gamma: float = 0.2  # gamma (paper's grid 0.1-0.4); per-word gamma_i for "absolute"/"kneser-ney"
+    embed_dropout: float = 0.0  # alpha of Eq. 6: element-wise embedding dropout, one mask per word type per sequence
+    smoothing_elementwise: bool = False  # "smooth": draw every embedding dimension independently (section 4.3)
+    smooth_output: bool | None = None  # "smooth": also draw output rows (Eq. 5); None: if tied or Kneser-Ney
+    smoothing_sigma: float = 0.0  # "smooth": std of the Gaussians of Eq. 2 (0: the small-sigma limit)
+    smoothing_l2: bool = True  # "smooth": the KL term's data-dependent L2, scaled by train.weight_decay
+    recurrent_dropout: float = 0.0  # dropout on the LSTM's hidden-to-hidden weights (DropConnect), per batch
 
 
 @dataclass
@@ -228,6 +238,8 @@ def validate(cfg: Config) -> None:
         "model.attention_merge": (cfg.model.attention_merge, ("tanh", "linear")),
         "model.memory_composition": (cfg.model.memory_composition, ("gating", "linear", "linear-code")),
         "model.memory_alignment": (cfg.model.memory_alignment, ("paper", "code")),
+        "model.regularizer": (cfg.model.regularizer, ("none", "dropout", "noise", "smooth")),
+        "model.noise_scheme": (cfg.model.noise_scheme, ("blank", "unigram", "absolute", "kneser-ney")),
     }
     for key, (value, allowed) in choices.items():
         if value not in allowed:
@@ -245,6 +257,18 @@ def validate(cfg: Config) -> None:
                           f"{cfg.train.head_lr_scale}")
     if not 0.0 <= cfg.model.dropout < 1.0:
         raise ConfigError(f"model.dropout must be in [0, 1), got {cfg.model.dropout}")
+    m = cfg.model
+    for key, value in (("model.embed_dropout", m.embed_dropout), ("model.recurrent_dropout", m.recurrent_dropout)):
+        if not 0.0 <= value < 1.0:
+            raise ConfigError(f"{key} must be in [0, 1), got {value}")
+    if not 0.0 <= m.noise_gamma <= 1.0:
+        raise ConfigError(f"model.noise_gamma must be in [0, 1], got {m.noise_gamma}")
+    if m.regularizer == "none" and m.embed_dropout > 0:
+        raise ConfigError("model.embed_dropout needs model.regularizer='dropout' (or 'noise'/'smooth'); "
+                          "with 'none' the model stays the plain pipeline")
+    if m.regularizer == "smooth" and m.noise_scheme == "blank":
+        raise ConfigError("model.regularizer='smooth' needs a proposal over words (noise_scheme unigram, absolute "
+                          "or kneser-ney); blank noising is embedding dropout (regularizer='dropout')")
     if cfg.model.tie_weights and cfg.model.embed_size != cfg.model.hidden_size and cfg.model.head == "identity":
         raise ConfigError("model.tie_weights needs model.embed_size == model.hidden_size for the plain LSTM "
                           f"(got {cfg.model.embed_size} and {cfg.model.hidden_size})")
