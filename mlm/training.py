@@ -49,6 +49,12 @@ class CheckpointError(RuntimeError):
 def load_data(cfg: Config) -> Corpus:
     if cfg.data.corpus == "synthetic":
         return synthetic_corpus(seed=cfg.train.seed)
+    if cfg.data.corpus == "holmes":
+        # Reads only the novels that max_train_tokens needs; the vocabulary comes from that text.
+        from mlm.data.holmes import DEFAULT_VOCAB_SIZE, load_holmes
+
+        return load_holmes(cfg.data.data_dir, cfg.data.download, vocab_size=cfg.data.vocab_size or DEFAULT_VOCAB_SIZE,
+                           max_train_tokens=cfg.data.max_train_tokens)
     return load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
 
 
@@ -396,3 +402,56 @@ def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
         raise CheckpointError(f"{path} was trained with a different vocabulary; the corpus files changed. "
                               "Use another run folder, or resume=False (--restart) to start over.")
     return ckpt
+
+
+# -- reading a finished run back ---------------------------------------------------------------
+def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str | None = None) -> RunResult:
+    """A trained run read back from its folder: configuration, corpus, and the model with its weights.
+
+    ``path`` is a run folder (written by :func:`train` or ``python -m mlm train``) or a weights
+    file inside one (``best.pt`` or ``checkpoint.pt``). ``weights="best"`` loads ``best.pt`` (the
+    best validation perplexity), ``"last"`` the model of ``checkpoint.pt``. The corpus is rebuilt
+    from the saved configuration (``data_dir`` overrides where its files are) and its vocabulary
+    is checked against the checkpoint's fingerprint. The model is returned in eval mode.
+    """
+    path = Path(path)
+    run_dir = path if path.is_dir() else path.parent
+    cfg_path = run_dir / "config.json"
+    if not cfg_path.is_file():
+        raise CheckpointError(f"{run_dir} holds no config.json; give a run folder written by "
+                              "python -m mlm train (or mlm.training.train with a run_dir), or a best.pt inside one.")
+    if weights not in ("best", "last"):
+        raise ValueError(f"weights must be 'best' or 'last', got {weights!r}")
+    cfg = Config.from_dict(json.loads(cfg_path.read_text()))
+    if data_dir is not None:
+        cfg.data.data_dir = str(data_dir)
+    device = choose_device(device or cfg.train.device)
+    corpus = load_data(cfg)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id).to(device)
+    weights_path = path if path.is_file() else run_dir / ("best.pt" if weights == "best" else "checkpoint.pt")
+    if not weights_path.is_file():
+        raise CheckpointError(f"{weights_path} does not exist; the run has not finished an epoch yet "
+                              f"(or use weights='last' / checkpoint.pt).")
+    try:
+        state = torch.load(weights_path, map_location=device, weights_only=False)
+    except Exception as err:  # a truncated or foreign file
+        raise CheckpointError(f"cannot read {weights_path}: {err}") from err
+    ckpt_path = run_dir / "checkpoint.pt"
+    ckpt = state if isinstance(state, dict) and "vocab_fingerprint" in state else None
+    if ckpt is None and ckpt_path.is_file():
+        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+    if ckpt is not None and ckpt.get("vocab_fingerprint") != corpus.vocab.fingerprint():
+        raise CheckpointError(f"{run_dir} was trained with a different vocabulary than the corpus files give now "
+                              "(the files or the data settings changed); its weights cannot be used with them.")
+    if isinstance(state, dict) and "model" in state and "optimizer" in state:
+        state = state["model"]
+    try:
+        model.load_state_dict(state)
+    except (RuntimeError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{weights_path} does not fit the model of {cfg_path}: {err}") from err
+    model.eval()
+    history = []
+    if (run_dir / "metrics.jsonl").is_file():
+        history = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    result = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").is_file() else {}
+    return RunResult(cfg, model, corpus, history, result, run_dir)

@@ -103,7 +103,7 @@ def corpus_spec(name: str) -> CorpusSpec:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise DataError(f"unknown corpus {name!r}; known corpora: {', '.join(REGISTRY)}") from None
+        raise DataError(f"unknown corpus {name!r}; known corpora: {', '.join(REGISTRY)}, holmes") from None
 
 
 # -- locating ------------------------------------------------------------------------
@@ -322,6 +322,15 @@ def _load_cached(name: str, data_dir: str, download: bool | None) -> Corpus:
     return Corpus(name, lines, documents, vocab, paths)
 
 
-def load_corpus(name: str, data_dir=None, download: bool | None = None) -> Corpus:
-    """Read corpus ``name`` (``"ptb"`` or ``"wikitext-2"``), verifying every file first."""
+def load_corpus(name: str, data_dir=None, download: bool | None = None, **options) -> Corpus:
+    """Read corpus ``name`` (``"ptb"``, ``"wikitext-2"`` or ``"holmes"``), verifying every file first.
+
+    ``options`` go to :func:`mlm.data.holmes.load_holmes` (``vocab_size``, ``max_train_tokens``, ...).
+    """
+    if name == "holmes":
+        from mlm.data.holmes import load_holmes  # late import: holmes builds on this module
+
+        return load_holmes(data_dir, download, **options)
+    if options:
+        raise TypeError(f"corpus {name!r} takes no options, got {sorted(options)}")
     return _load_cached(name, str(resolve_data_dir(data_dir)), download)

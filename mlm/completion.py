@@ -1,0 +1,303 @@
+"""The MSR Sentence Completion Challenge (Zweig & Burges 2012; Tran et al. 2016, section 6).
+
+Each of the 1,040 questions is a sentence from a Sherlock Holmes novel with one word replaced
+by ``_____`` and five candidate words, exactly one of them right::
+
+    I have it from the same source that you are both an orphan and a bachelor and are _____
+    alone in London.        a) crying  b) instantaneously  c) residing  d) matched  e) walking
+
+A language model answers by filling in each candidate, scoring the whole sentence, and picking
+the most probable one; chance is 20%. Sentences are tokenized like the training text
+(:func:`mlm.data.holmes.tokenize`) and scored under the sentence protocol: ``<bos> w1 .. wn``
+predicts ``w1 .. wn <eos>``, state reset per sentence, words outside the vocabulary read as
+``<unk>``. ``scope="sentence"`` sums the log-probabilities of all n+1 targets (the paper's
+criterion); ``scope="from-blank"`` sums only the targets from the filled-in word to ``<eos>``
+(the words before the blank have the same probability under every candidate anyway, so the
+two scopes pick the same answer for a left-to-right model; they differ in the scores shown).
+
+    questions = load_questions()                    # needs $MLM_DATA_DIR/msr_sentence_completion/
+    result = complete(model, vocab, questions)      # any trained LanguageModel and its vocabulary
+    print(result)                                   # accuracy 0.xx (n/1040), chance 0.20
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from mlm.data.corpora import DataError, read_bytes
+from mlm.data.holmes import locate_questions, tokenize
+from mlm.data.vocab import Vocabulary
+
+BLANK = "_____"
+LETTERS = ("a", "b", "c", "d", "e")
+QUESTION_HEADER = ["id", "question", "a)", "b)", "c)", "d)", "e)"]
+ANSWER_HEADER = ["id", "answer"]
+SCOPES = ("sentence", "from-blank")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One challenge question: the sentence with ``_____``, five candidates, the right one's index."""
+
+    id: int
+    text: str
+    candidates: tuple[str, ...]
+    answer: int  # 0..4, the index of the correct candidate (a..e)
+
+    def filled(self, k: int) -> str:
+        return self.text.replace(BLANK, self.candidates[k], 1)
+
+    def candidate_tokens(self, k: int) -> list[str]:
+        """The sentence with candidate ``k`` filled in, tokenized like the training text."""
+        return tokenize(self.filled(k))
+
+    @property
+    def blank_index(self) -> int:
+        """Token position of the filled-in word (the number of tokens before the blank)."""
+        return len(tokenize(self.text.split(BLANK, 1)[0]))
+
+
+def _csv_rows(path: Path, header: list[str]) -> list[tuple[int, list[str]]]:
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path} is not UTF-8 text ({err}); is it the right file?") from err
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or [c.strip() for c in rows[0]] != header:
+        found = rows[0] if rows else "an empty file"
+        raise DataError(f"{path}: expected the header {','.join(header)}, found {found}. Is this the MSR "
+                        f"sentence completion file (testing_data.csv / test_answer.csv)?")
+    out = []
+    for line_no, row in enumerate(rows[1:], start=2):
+        if not row or not any(c.strip() for c in row):
+            continue  # a blank line
+        if len(row) != len(header):
+            raise DataError(f"{path}, line {line_no}: expected {len(header)} fields ({','.join(header)}), "
+                            f"found {len(row)}: {row}")
+        out.append((line_no, [c.strip() for c in row]))
+    return out
+
+
+def read_questions(questions_csv: str | Path, answers_csv: str | Path) -> list[Question]:
+    """Parse ``testing_data.csv`` and ``test_answer.csv`` (any number of questions), checking the format.
+
+    Every question needs an integer id, exactly one ``_____`` and five non-empty candidates;
+    every id needs exactly one answer letter a-e. Errors name the file and line.
+    """
+    questions_csv, answers_csv = Path(questions_csv), Path(answers_csv)
+    answers: dict[int, int] = {}
+    for line_no, (qid, letter) in _csv_rows(answers_csv, ANSWER_HEADER):
+        if not qid.isdigit():
+            raise DataError(f"{answers_csv}, line {line_no}: the id {qid!r} is not a number")
+        if letter.lower() not in LETTERS:
+            raise DataError(f"{answers_csv}, line {line_no}: the answer {letter!r} is not one of a, b, c, d, e")
+        if int(qid) in answers:
+            raise DataError(f"{answers_csv}, line {line_no}: question {qid} has a second answer")
+        answers[int(qid)] = LETTERS.index(letter.lower())
+    questions, seen = [], set()
+    for line_no, (qid, text, *candidates) in _csv_rows(questions_csv, QUESTION_HEADER):
+        where = f"{questions_csv}, line {line_no}"
+        if not qid.isdigit():
+            raise DataError(f"{where}: the id {qid!r} is not a number")
+        if int(qid) in seen:
+            raise DataError(f"{where}: question {qid} appears twice")
+        if text.count(BLANK) != 1:
+            raise DataError(f"{where}: a question needs exactly one blank {BLANK}, found {text.count(BLANK)}: {text!r}")
+        empty = [LETTERS[i] for i, c in enumerate(candidates) if not tokenize(c)]
+        if empty:
+            raise DataError(f"{where}: candidate(s) {', '.join(empty)} hold no word")
+        if int(qid) not in answers:
+            raise DataError(f"{where}: question {qid} has no answer in {answers_csv}")
+        seen.add(int(qid))
+        questions.append(Question(int(qid), text, tuple(candidates), answers[int(qid)]))
+    extra = sorted(set(answers) - seen)
+    if extra:
+        raise DataError(f"{answers_csv} answers question(s) {extra[:5]} that {questions_csv} does not have")
+    if not questions:
+        raise DataError(f"{questions_csv} holds no questions")
+    return questions
+
+
+def load_questions(data_dir=None, download: bool | None = None) -> list[Question]:
+    """The 1,040 challenge questions with their answers, from the verified files of the data directory."""
+    paths = locate_questions(data_dir, download)
+    return read_questions(paths["testing_data.csv"], paths["test_answer.csv"])  # sha256-checked: 1,040 questions
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+@torch.no_grad()
+def sentence_log_probs(model, vocab: Vocabulary, sentences: Sequence[Sequence[str]],
+                       start: Sequence[int] | None = None, device=None,
+                       max_batch_tokens: int = 2048) -> torch.Tensor:
+    """Log-probability (nats, float64) of each tokenized sentence under ``model``, shape (n,).
+
+    Sentence protocol: inputs ``<bos> w1 .. wn``, targets ``w1 .. wn <eos>``, zero start state.
+    ``start[i]`` skips the first targets of sentence i (target j is w_{j+1}, target n is
+    ``<eos>``); None scores all n+1. Sentences are sorted by length and packed into batches of
+    at most ``max_batch_tokens`` positions (which bounds the (batch, time, vocab) logits); the
+    order of the result is the order of ``sentences``.
+    """
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    ids = [[vocab.bos_id] + vocab.encode(s) + [vocab.eos_id] for s in sentences]
+    starts = [0] * len(ids) if start is None else list(start)
+    if len(starts) != len(ids):
+        raise ValueError(f"start has {len(starts)} entries for {len(ids)} sentences")
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    scores = torch.zeros(len(ids), dtype=torch.float64)
+    i = 0
+    while i < len(order):
+        # Sorted by length: the last sentence of a chunk is its longest, so grow the chunk while
+        # rows x width stays within the budget.
+        end = i + 1
+        while end < len(order) and (end + 1 - i) * (len(ids[order[end]]) - 1) <= max_batch_tokens:
+            end += 1
+        chunk = order[i:end]
+        width = len(ids[chunk[-1]]) - 1
+        inputs = torch.full((len(chunk), width), vocab.pad_id, dtype=torch.long)
+        targets = torch.full((len(chunk), width), vocab.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chunk), width), dtype=torch.bool)  # real input positions
+        scored = torch.zeros((len(chunk), width), dtype=torch.bool)  # targets that count
+        for r, j in enumerate(chunk):
+            seq = ids[j]
+            n = len(seq) - 1
+            inputs[r, :n] = torch.tensor(seq[:-1])
+            targets[r, :n] = torch.tensor(seq[1:])
+            mask[r, :n] = True
+            scored[r, min(starts[j], n):n] = True
+        inputs, targets, mask, scored = (t.to(device) for t in (inputs, targets, mask, scored))
+        out = model(inputs, mask=mask)
+        logits = out.logits.float()  # (batch, time, vocab)
+        nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
+        nll = torch.where(scored, nll.view(len(chunk), width), torch.zeros((), device=nll.device))  # padding never counts
+        logp = -nll.double().sum(dim=1)  # (batch,)
+        scores[torch.tensor(chunk)] = logp.cpu()
+        i += len(chunk)
+    model.train(was_training)
+    return scores
+
+
+@dataclass
+class QuestionResult:
+    id: int
+    candidates: tuple[str, ...]
+    scores: list[float]  # log-probability of each filled-in sentence (nats)
+    chosen: int  # index of the best-scoring candidate (the first one on a tie)
+    answer: int
+
+    @property
+    def correct(self) -> bool:
+        return self.chosen == self.answer
+
+    @property
+    def tie(self) -> bool:
+        """The best score is shared (e.g. two candidates both outside the vocabulary)."""
+        return sum(s == self.scores[self.chosen] for s in self.scores) > 1
+
+
+@dataclass
+class CompletionResult:
+    details: list[QuestionResult]
+    scope: str = "sentence"
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.details)
+
+    @property
+    def num_correct(self) -> int:
+        return sum(d.correct for d in self.details)
+
+    @property
+    def accuracy(self) -> float:
+        return self.num_correct / max(self.total, 1)
+
+    @property
+    def ties(self) -> int:
+        return sum(d.tie for d in self.details)
+
+    def __str__(self) -> str:
+        return (f"accuracy {self.accuracy:.4f} ({self.num_correct}/{self.total}), chance 0.20; "
+                f"scope {self.scope}, {self.ties} question(s) with a tied best score")
+
+    def to_dict(self) -> dict:
+        return {"accuracy": self.accuracy, "correct": self.num_correct, "total": self.total, "scope": self.scope,
+                "ties": self.ties, **self.notes,
+                "questions": [{"id": d.id, "chosen": LETTERS[d.chosen], "answer": LETTERS[d.answer],
+                               "correct": d.correct, "scores": d.scores} for d in self.details]}
+
+
+def complete(model, vocab: Vocabulary, questions: Sequence[Question] | None = None, scope: str = "sentence",
+             data_dir=None, device=None, max_batch_tokens: int = 2048) -> CompletionResult:
+    """Answer every question with ``model``: the candidate whose sentence is most probable.
+
+    All 5 x len(questions) sentences are scored in length-sorted batches. ``scope`` is
+    "sentence" (all targets, the paper's criterion) or "from-blank" (the targets from the
+    filled-in word to ``<eos>``). ``questions`` default to the 1,040 of the challenge.
+    """
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    if questions is None:
+        questions = load_questions(data_dir)
+    sentences, starts = [], []
+    for q in questions:
+        blank = q.blank_index if scope == "from-blank" else 0
+        for k in range(len(q.candidates)):
+            sentences.append(q.candidate_tokens(k))
+            starts.append(blank)
+    scores = sentence_log_probs(model, vocab, sentences, starts, device=device, max_batch_tokens=max_batch_tokens)
+    details, pos = [], 0
+    for q in questions:
+        s = scores[pos:pos + len(q.candidates)].tolist()
+        pos += len(q.candidates)
+        details.append(QuestionResult(q.id, q.candidates, s, max(range(len(s)), key=lambda k: (s[k], -k)), q.answer))
+    return CompletionResult(details, scope, {"oov": oov_stats(questions, vocab)})
+
+
+def oov_stats(questions: Sequence[Question], vocab: Vocabulary) -> dict:
+    """How much of the questions the vocabulary covers.
+
+    ``token_oov_rate``: share of the tokens of the correct sentences outside the vocabulary;
+    ``candidate_oov_rate``: share of the 5 x n candidate words outside it;
+    ``answer_oov``: questions whose correct word is outside it; ``any_candidate_oov``:
+    questions where at least one candidate is.
+    """
+    tokens = [t for q in questions for t in q.candidate_tokens(q.answer)]
+    cand = [[tokenize(c) for c in q.candidates] for q in questions]
+    out_of = lambda words: any(w not in vocab for w in words)  # noqa: E731
+    cand_flat = [c for row in cand for c in row]
+    return {
+        "token_oov_rate": sum(t not in vocab for t in tokens) / max(len(tokens), 1),
+        "candidate_oov_rate": sum(out_of(c) for c in cand_flat) / max(len(cand_flat), 1),
+        "answer_oov": sum(out_of(row[q.answer]) for q, row in zip(questions, cand)),
+        "any_candidate_oov": sum(any(out_of(c) for c in row) for row in cand),
+    }
+
+
+def format_question(q: Question, result: QuestionResult | None = None) -> str:
+    """The question with its candidates; ``*`` marks the answer, ``<`` the model's choice, with scores."""
+    parts = []
+    for k, cand in enumerate(q.candidates):
+        mark = ("*" if k == q.answer else "") + ("<" if result is not None and k == result.chosen else "")
+        score = f" {result.scores[k]:.1f}" if result is not None else ""
+        parts.append(f"{LETTERS[k]}) {cand}{mark}{score}")
+    return f"{q.id}. {q.text}\n   " + "   ".join(parts)
+
+
+def chance_accuracy() -> float:
+    return 1 / len(LETTERS)
+
+
+def binomial_stderr(accuracy: float, n: int) -> float:
+    """Standard error of an accuracy measured on n questions (about 1.5 points for n=1040)."""
+    return math.sqrt(max(accuracy * (1 - accuracy), 0.0) / max(n, 1))
