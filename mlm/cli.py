@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlm {train,presets,book,data,bench} ...``."""
+"""Command line: ``python -m mlm {train,presets,book,data,bench,complete} ...``."""
 
 from __future__ import annotations
 
@@ -68,6 +68,9 @@ def cmd_data(args) -> int:
     names = [args.corpus] if args.corpus else list(REGISTRY)
     status = 0
     for name in names:
+        if name == "holmes":  # the MSR sentence completion novels and questions (mlm.data.holmes)
+            status = max(status, _data_holmes(args))
+            continue
         spec = REGISTRY.get(name)
         if spec is None:
             print(f"unknown corpus {name!r}; known: {', '.join(REGISTRY)}", file=sys.stderr)
@@ -86,6 +89,53 @@ def cmd_data(args) -> int:
             print(f"{name}: {err}", file=sys.stderr)
             status = 1
     return status
+
+
+def _data_holmes(args) -> int:
+    from mlm.data.corpora import DataError, find_file
+    from mlm.data.holmes import NOVELS, NOVELS_FOLDER, QUESTION_FILES, holmes_folder, locate_novels, locate_questions
+
+    folder = holmes_folder(args.data_dir)
+    if args.action == "where":
+        found = sum(find_file(folder / NOVELS_FOLDER, n) is not None for n in NOVELS)
+        print(f"holmes: {folder}\n  {NOVELS_FOLDER}/  {found} of {len(NOVELS)} novels found")
+        for name in QUESTION_FILES:
+            path = find_file(folder, name)
+            print(f"  {name:<20} {'found: ' + str(path) if path else 'missing'}")
+        return 0
+    try:
+        download = args.action == "fetch"
+        novels, questions = locate_novels(args.data_dir, download), locate_questions(args.data_dir, download)
+        print(f"holmes: ok ({len(novels)} novels, {', '.join(str(p) for p in questions.values())})")
+        return 0
+    except DataError as err:
+        print(f"holmes: {err}", file=sys.stderr)
+        return 1
+
+
+def cmd_complete(args) -> int:
+    import torch
+
+    from mlm.completion import complete, format_question, load_questions
+    from mlm.training import load_run
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run = load_run(args.path, device=args.device, weights=args.weights, data_dir=args.data_dir)
+    questions = load_questions(run.config.data.data_dir)
+    result = complete(run.model, run.corpus.vocab, questions, scope=args.scope)
+    print(f"{run.config.name} ({run.config.size}, {run.run_dir}), vocabulary {len(run.corpus.vocab):,} words")
+    oov = result.notes["oov"]
+    print(f"question words outside the vocabulary: {oov['token_oov_rate']:.1%} of tokens, "
+          f"{oov['candidate_oov_rate']:.1%} of candidates ({oov['answer_oov']} correct answers)")
+    for q, d in list(zip(questions, result.details))[:args.show]:
+        print(format_question(q, d))
+    print(result)
+    if args.json:
+        from mlm.utils import atomic_write_json
+
+        atomic_write_json(Path(args.json), {"run": str(run.run_dir), "name": run.config.name, **result.to_dict()})
+    return 0
 
 
 def cmd_bench(args) -> int:
@@ -136,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("data", help="where the corpora are; verify or fetch them")
     p.add_argument("action", choices=["where", "verify", "fetch"])
-    p.add_argument("corpus", nargs="?", help="ptb or wikitext-2 (default: all)")
+    p.add_argument("corpus", nargs="?", help="ptb, wikitext-2 or holmes (default: ptb and wikitext-2)")
     p.add_argument("--data-dir")
     p.set_defaults(func=cmd_data)
 
@@ -149,6 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also time the slow step-by-step reference of each memory head")
     p.add_argument("--out", help="also write the rows as JSON here")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("complete", help="MSR sentence completion accuracy of a trained run")
+    p.add_argument("path", help="run folder (or its best.pt / checkpoint.pt)")
+    p.add_argument("--scope", default="sentence", choices=["sentence", "from-blank"],
+                   help="score the whole sentence (the paper) or the words from the blank on")
+    p.add_argument("--weights", default="best", choices=["best", "last"],
+                   help="best.pt (best validation perplexity) or the last checkpoint")
+    p.add_argument("--show", type=int, default=0, metavar="N", help="print the first N questions with their scores")
+    p.add_argument("--json", help="also write accuracy and per-question scores here")
+    p.add_argument("--data-dir", help="folder holding msr_sentence_completion/ (default: the run's)")
+    p.add_argument("--device", help="cuda, mps or cpu (default: the run's)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
+    p.set_defaults(func=cmd_complete)
     return parser
 
 
