@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlm {train,presets,book,data,bench,complete} ...``."""
+"""Command line: ``python -m mlm {train,presets,book,data,bench,complete,sweep} ...``."""
 
 from __future__ import annotations
 
@@ -152,6 +152,18 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from mlm.sweep import format_sweep, parse_grid, sweep
+
+    overrides = list(args.overrides)
+    if args.device:
+        overrides.append(f"train.device={args.device}")
+    summary = sweep(args.preset, parse_grid(args.grid), size=args.size, overrides=overrides, out=args.out,
+                    progress=not args.no_progress)
+    print(format_sweep(summary))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mlm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -189,6 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("corpus", nargs="?", help="ptb, wikitext-2 or holmes (default: ptb and wikitext-2)")
     p.add_argument("--data-dir")
     p.set_defaults(func=cmd_data)
+
+    p = sub.add_parser("sweep", help="train a grid of settings, pick the best by validation perplexity")
+    _add_config_args(p)
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                   help="values to try for one key, e.g. --grid train.lr=0.002,0.003 (repeatable; the product is run)")
+    p.add_argument("--out", help="sweep folder (default runs/sweeps/PRESET-SIZE); holds one run per point + sweep.json")
+    p.add_argument("--device", help="cuda, mps or cpu (default: auto)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("bench", help="training/evaluation tokens per second of presets")
     p.add_argument("presets", nargs="+")

@@ -40,7 +40,8 @@ class DataConfig:
     buckets: bool = False  # sentence protocol: group sentences of similar length
     max_train_tokens: int | None = None  # reduced runs: use only the first lines of train
     max_eval_tokens: int | None = None  # reduced runs: use only the first lines of valid/test
-    vocab_size: int | None = None  # "holmes": keep the most frequent training words (None: 30,000)
+    vocab_size: int | None = None  # keep the most frequent training words, the rest become <unk>
+    # (None: every word; for "holmes" None means 30,000)
 
 
 @dataclass

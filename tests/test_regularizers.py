@@ -1,0 +1,289 @@
+"""Embedding regularizers (chapter 5): proposals and gamma_i from counts, data noising rates, variational
+smoothing's per-sequence and element-wise draws, its test-time mean, output rows, the KL's L2, the sweep."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+import mlm
+from mlm.evaluation import evaluate
+from mlm.models import LanguageModel
+from mlm.regularizers import (DataNoising, EmbeddingRegularizer, VariationalSmoothing, bigram_counts,
+                              evaluate_sampled, kneser_ney_proposal, l2_coefficients, noising_scheme,
+                              training_stream, unigram_proposal)
+from mlm.regularizers.proposals import NoisingScheme
+from mlm.training import build_model
+
+# A tiny corpus by hand: ids <pad>=0 <eos>=1 <unk>=2 <bos>=3 a=4 b=5 c=6.
+# Stream: <eos> a b a c <eos> b a <eos>
+LINES = [[4, 5, 4, 6], [5, 4]]
+V = 7
+
+
+def counts():
+    return bigram_counts(training_stream(LINES, eos_id=1), V)
+
+
+def test_counts_match_hand_computation():
+    c = counts()
+    assert c.count.tolist() == [0, 3, 0, 0, 3, 2, 1]
+    # bigram types: (eos,a) (a,b) (b,a) (a,c) (c,eos) (eos,b) (a,eos); (b,a) occurs twice
+    assert c.distinct_after.tolist() == [0, 2, 0, 0, 3, 1, 1]
+    assert c.distinct_before.tolist() == [0, 2, 0, 0, 2, 2, 1]
+
+
+def test_proposals_sum_to_one_and_match_counts():
+    c = counts()
+    uni, kn = unigram_proposal(c), kneser_ney_proposal(c)
+    torch.testing.assert_close(uni, torch.tensor([0, 3, 0, 0, 3, 2, 1], dtype=torch.float64) / 9)
+    torch.testing.assert_close(kn, torch.tensor([0, 2, 0, 0, 2, 2, 1], dtype=torch.float64) / 7)
+    assert uni.sum().item() == pytest.approx(1.0) and kn.sum().item() == pytest.approx(1.0)
+    absolute = noising_scheme("absolute", c, 0.3).gamma
+    # gamma_i = 0.3 * distinct(i, .) / count(i): eos 0.3*2/3, a 0.3*3/3, b 0.3*1/2, c 0.3*1/1; unseen 0
+    torch.testing.assert_close(absolute, torch.tensor([0, 0.2, 0, 0, 0.3, 0.15, 0.3], dtype=torch.float64))
+    kn_scheme = noising_scheme("kneser-ney", c, 0.3)
+    assert kn_scheme.noise_targets and torch.equal(kn_scheme.gamma, absolute)
+    assert not noising_scheme("unigram", c, 0.3).noise_targets
+    blank = noising_scheme("blank", c, 0.3, blank_id=0)
+    assert blank.proposal.tolist() == [1, 0, 0, 0, 0, 0, 0]
+    with pytest.raises(ValueError, match="unknown noising scheme"):
+        noising_scheme("bigram", c, 0.3)
+
+
+def _big_batch(seed=0, shape=(400, 500)):
+    g = torch.Generator().manual_seed(seed)
+    inputs = torch.tensor([1, 4, 5, 6])[torch.randint(4, shape, generator=g)]
+    targets = torch.tensor([1, 4, 5, 6])[torch.randint(4, shape, generator=g)]
+    return inputs, targets
+
+
+@pytest.mark.parametrize("name", ["unigram", "absolute", "kneser-ney", "blank"])
+def test_noising_rates_match_gamma(name):
+    """P(input i changes) = gamma_i (1 - q_i) per word, within 5 standard errors over 200k positions."""
+    torch.manual_seed(0)
+    scheme = noising_scheme(name, counts(), 0.3, blank_id=0)
+    noiser = DataNoising(scheme).train()
+    inputs, targets = _big_batch()
+    mask = torch.ones_like(inputs, dtype=torch.bool)
+    mask[:, -50:] = False  # padding is never noised
+    new_inputs, new_targets = noiser.prepare(inputs, targets, mask)
+    assert torch.equal(new_inputs[~mask], inputs[~mask]) and torch.equal(new_targets[~mask], targets[~mask])
+    changed = (new_inputs != inputs) & mask
+    for word in (1, 4, 5, 6):
+        at = (inputs == word) & mask
+        expected = scheme.gamma[word].item() * (1 - scheme.proposal[word].item())
+        rate = changed[at].double().mean().item()
+        se = math.sqrt(expected * (1 - expected) / at.sum().item())
+        assert abs(rate - expected) < 5 * se + 1e-9, (name, word, rate, expected)
+    # the replacements follow the proposal
+    drawn = torch.bincount(new_inputs[changed], minlength=V).double()
+    if name == "blank":
+        assert torch.all(new_inputs[changed] == 0)
+    target_changed = (new_targets != targets) & mask
+    if name == "kneser-ney":
+        # the target is redrawn exactly when the input was noised: P(changed) = sum over words of gamma (1 - K_target)
+        expected = (scheme.gamma[inputs] * (1 - scheme.proposal[targets]))[mask].mean().item()
+        assert abs(target_changed[mask].double().mean().item() - expected) < 0.005
+        assert drawn[[0, 2, 3]].sum() == 0  # zero-probability words are never drawn
+    else:
+        assert not target_changed.any(), "only Kneser-Ney noising replaces targets"
+
+
+def test_noising_is_off_at_evaluation():
+    noiser = DataNoising(noising_scheme("kneser-ney", counts(), 0.9)).eval()
+    inputs, targets = _big_batch(shape=(10, 20))
+    new_inputs, new_targets = noiser.prepare(inputs, targets, None)
+    assert torch.equal(new_inputs, inputs) and torch.equal(new_targets, targets)
+
+
+def _smoother(gamma=0.3, name="kneser-ney", **kwargs):
+    return VariationalSmoothing(noising_scheme(name, counts(), gamma), **kwargs)
+
+
+def test_mean_embedding_is_the_closed_form():
+    """Evaluation embeds with E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v (section 4.1), element-wise too."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, 5).double()
+    for elementwise in (False, True):
+        reg = _smoother(elementwise=elementwise).eval()
+        tokens = torch.arange(V)[None, :]
+        got = reg.embed(emb, tokens)[0]
+        for i in range(V):
+            g = reg.gamma[i].item()
+            background = sum(reg.proposal[v].item() * emb.weight[v] for v in range(V))
+            torch.testing.assert_close(got[i], (1 - g) * emb.weight[i] + g * background)
+
+
+@pytest.mark.parametrize("elementwise", [False, True])
+def test_samples_average_to_the_mean(elementwise):
+    """Many draws of q(e_i) average to the closed-form mean (the draws come from the right mixture)."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, 4).double()
+    reg = _smoother(gamma=0.5, name="unigram", elementwise=elementwise).train()
+    tokens = torch.full((20000, 1), 4)  # word a, one row per draw
+    draws = reg.embed(emb, tokens)[:, 0]
+    mean = reg.eval().embed(emb, torch.tensor([[4]]))[0, 0]
+    torch.testing.assert_close(draws.mean(0), mean, atol=0.02, rtol=0)
+
+
+def test_one_sample_per_word_type_per_sequence():
+    """Every occurrence of a word in a row gets the same vector (dropout mask included); rows differ."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(V, 16)
+    for elementwise in (False, True):
+        reg = _smoother(gamma=0.5, elementwise=elementwise, embed_dropout=0.5).train()
+        tokens = torch.tensor([[4, 5, 4, 6, 4, 5]] * 50)
+        x = reg.embed(emb, tokens)  # (50, 6, 16)
+        torch.testing.assert_close(x[:, 0], x[:, 2], rtol=0, atol=0)
+        torch.testing.assert_close(x[:, 0], x[:, 4], rtol=0, atol=0)
+        torch.testing.assert_close(x[:, 1], x[:, 5], rtol=0, atol=0)
+        assert len({tuple(row.tolist()) for row in x[:, 0]}) > 10, "rows should draw independently"
+
+
+def test_elementwise_draws_each_dimension():
+    """Vector-wise: a drawn vector is one word's row; element-wise: elements of several words, independently."""
+    torch.manual_seed(0)
+    weight = torch.arange(V, dtype=torch.float64)[:, None].repeat(1, 64)  # row v is all v: elements name their word
+    emb = torch.nn.Embedding.from_pretrained(weight)
+    tokens = torch.full((4000, 1), 4)
+    whole = _smoother(gamma=0.5, name="unigram").train().embed(emb, tokens)[:, 0]  # (4000, 64)
+    assert torch.all(whole == whole[:, :1]), "vector-wise smoothing mixed words inside a vector"
+    parts = _smoother(gamma=0.5, name="unigram", elementwise=True).train().embed(emb, tokens)[:, 0]
+    replaced = parts != 4  # (draws, dims); a replacement by 'a' itself is invisible
+    rate = 0.5 * (1 - 3 / 9)
+    assert abs(replaced.double().mean().item() - rate) < 0.01
+    # independence: the replacement indicators of two dimensions are uncorrelated
+    a, b = replaced[:, 0].double(), replaced[:, 1].double()
+    assert abs(((a - a.mean()) * (b - b.mean())).mean().item()) < 0.01
+    assert (replaced.any(1) & ~replaced.all(1)).double().mean() > 0.9, "most vectors should be partly replaced"
+
+
+def _tiny_lm(reg, tied=True, hidden=6):
+    torch.manual_seed(0)
+    return LanguageModel(V, hidden, hidden, 1, tie_weights=tied, regularizer=reg)
+
+
+def test_output_rows_are_drawn_for_the_targets():
+    """gamma = 0: the sampled softmax equals the plain one; gamma = 1 with all mass on word c: every target
+    column k of a row reads o_c (Eq. 5), the other columns stay."""
+    model = _tiny_lm(_smoother(gamma=0.0, smooth_output=True), tied=False)
+    x = torch.randn(2, 3, 6)
+    targets = torch.tensor([[4, 5, 4], [1, 1, 6]])
+    reg = model.regularizer.train()
+    reg._targets = targets
+    torch.testing.assert_close(reg.decode(model.decoder, x), model.decoder(x))
+    proposal = torch.zeros(V, dtype=torch.float64)
+    proposal[6] = 1.0
+    reg = VariationalSmoothing(NoisingScheme("unigram", torch.ones(V, dtype=torch.float64), proposal, False),
+                               smooth_output=True).train()
+    reg._targets = targets
+    got = reg.decode(model.decoder, x)
+    expected = model.decoder(x).clone()
+    W, b = model.decoder.weight, model.decoder.bias
+    for row, words in enumerate(targets.tolist()):
+        for k in set(words):
+            expected[row, :, k] = x[row] @ W[6] + b[k]
+    torch.testing.assert_close(got, expected)
+
+
+def test_evaluation_is_clean_or_the_mean():
+    """Noising and dropout change nothing at evaluation; smoothing evaluates deterministically with the mean."""
+    tokens = torch.randint(V, (3, 5))
+    plain = _tiny_lm(None).eval()
+    with torch.no_grad():
+        reference = plain(tokens).logits
+        for reg in (DataNoising(noising_scheme("kneser-ney", counts(), 0.9), embed_dropout=0.5),
+                    EmbeddingRegularizer(V, 0.5)):
+            torch.testing.assert_close(_tiny_lm(reg).eval()(tokens).logits, reference, rtol=0, atol=0)
+        smooth = _tiny_lm(_smoother(smooth_output=True, embed_dropout=0.5)).eval()
+        torch.testing.assert_close(smooth(tokens).logits, smooth(tokens).logits, rtol=0, atol=0)
+        assert not torch.allclose(smooth(tokens).logits, reference)
+
+
+def test_l2_coefficient_is_the_kl_weight():
+    """c_v = 1/2 sum_i theta^i_v, with theta^i the mixture weights of q(e_i); uniform proposal: 1/2."""
+    scheme = noising_scheme("absolute", counts(), 0.3)
+    gamma, q = scheme.gamma, scheme.proposal
+    theta = gamma[:, None] * q[None, :] + torch.diag(1 - gamma)  # theta[i, v]
+    torch.testing.assert_close(l2_coefficients(gamma, q), 0.5 * theta.sum(0))
+    uniform = torch.full((V,), 1.0 / V, dtype=torch.float64)
+    torch.testing.assert_close(l2_coefficients(torch.full((V,), 0.3, dtype=torch.float64), uniform),
+                               torch.full((V,), 0.5, dtype=torch.float64))
+    # penalty + weight decay: the gradient on e_v is 2 lambda c_v e_v
+    model = _tiny_lm(_smoother(l2=0.1))
+    model.regularizer.penalty(model).backward()
+    c = model.regularizer.l2_coefficient[:, None]
+    w = model.embedding.weight
+    torch.testing.assert_close(w.grad + 0.1 * w.detach(), 2 * 0.1 * c * w.detach())
+
+
+def test_sampled_evaluation_matches_plain_without_noise():
+    """With gamma = 0 every draw is the mean, so averaging S samples gives the plain perplexity."""
+    cfg = mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "smooth", "model.noise_gamma": 0.0,
+                                                      "model.tie_weights": True, "data.max_eval_tokens": 300})
+    corpus = mlm.load_data(cfg)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus)
+    batches = mlm.build_batches(cfg, corpus, "valid")
+    plain, sampled = evaluate(model, batches), evaluate_sampled(model, batches, samples=3)
+    assert sampled.tokens == plain.tokens and sampled.perplexity == pytest.approx(plain.perplexity, rel=1e-6)
+    cfg_noisy = mlm.configs.apply_overrides(cfg, {"model.noise_gamma": 0.5})
+    noisy = build_model(cfg_noisy, len(corpus.vocab), corpus.vocab.pad_id, corpus)
+    noisy.load_state_dict(model.state_dict())
+    mean, drawn = evaluate(noisy, batches), evaluate_sampled(noisy, batches, samples=2)
+    assert abs(drawn.nll - mean.nll) > 1e-3, "with gamma = 0.5 the draws should differ from the mean"
+    assert not noisy.regularizer.sampling, "sampling is switched off again after the evaluation"
+
+
+@pytest.mark.parametrize("overrides", [
+    {"model.regularizer": "noise", "model.noise_scheme": "blank"},
+    {"model.regularizer": "smooth", "model.noise_scheme": "kneser-ney", "model.smoothing_elementwise": True,
+     "model.embed_dropout": 0.3, "model.recurrent_dropout": 0.2, "train.weight_decay": 1e-4},
+])
+def test_regularized_models_train(overrides):
+    cfg = mlm.get_preset("synthetic-tiny", overrides={**overrides, "train.epochs": 2})
+    run = mlm.train(cfg, progress=False)
+    assert run.result["best_valid_ppl"] < 0.5 * len(run.corpus.vocab)
+
+
+def test_none_builds_the_plain_model_and_bad_settings_are_refused():
+    cfg = mlm.get_preset("synthetic-tiny")
+    assert build_model(cfg, 30).regularizer is None
+    with pytest.raises(mlm.ConfigError, match="embed_dropout"):
+        mlm.get_preset("synthetic-tiny", overrides={"model.embed_dropout": 0.5})
+    with pytest.raises(mlm.ConfigError, match="blank"):
+        mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "smooth", "model.noise_scheme": "blank"})
+    with pytest.raises(ValueError, match="pass the corpus"):
+        build_model(mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "noise"}), 30)
+
+
+def test_kong_presets():
+    """Table 2's rows: batch 64, RMSprop, 2 layers, tied except the untied vanilla LSTM, paper numbers attached."""
+    names = [n for n in mlm.list_presets() if n.startswith("kong2019-")]
+    assert len(names) == 2 * 7 + 2 * 6
+    for name in names:
+        cfg = mlm.get_preset(name)
+        assert cfg.data.batch_size == 64 and cfg.train.optimizer == "rmsprop" and cfg.model.num_layers == 2
+        assert cfg.model.tie_weights == ("untied" not in name) and cfg.model.recurrent_dropout == 0.2
+        assert cfg.model.embed_dropout == (0.5 if "-512-" in name else 0.7)
+        assert cfg.paper["valid"] > cfg.paper["test"] > 60
+        assert mlm.get_preset(name, "reduced").model.hidden_size < cfg.model.hidden_size
+    assert mlm.get_preset("kong2019-ptb-512-vs-elementwise").paper["valid"] == 70.5
+    assert mlm.get_preset("kong2019-ptb-512-dn-kn").paper["valid_sampled_20"] == 96.5
+    assert abs(build_model(mlm.get_preset("kong2019-ptb-512-vanilla-untied"), 10_000).num_parameters() - 14e6) < 0.5e6
+
+
+def test_sweep_picks_the_best_validation_run(tmp_path):
+    from mlm.sweep import parse_grid, sweep
+
+    grid = parse_grid(["train.lr=0.01,0.0001"])
+    summary = sweep("synthetic-tiny", grid, overrides=["train.epochs=1"], out=tmp_path)
+    saved = json.loads((tmp_path / "sweep.json").read_text())
+    assert len(saved["runs"]) == 2 and saved["best"] == summary["best"]
+    assert saved["best"]["valid_ppl"] == min(r["valid_ppl"] for r in saved["runs"])
+    assert saved["best"]["point"] == {"train.lr": "0.01"}
+    with pytest.raises(mlm.ConfigError, match="unknown config key"):
+        parse_grid(["model.gama=0.1,0.2"])
