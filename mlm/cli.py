@@ -116,14 +116,19 @@ def _data_holmes(args) -> int:
 def cmd_complete(args) -> int:
     import torch
 
-    from mlm.completion import complete, format_question, load_questions
+    from mlm.completion import complete, format_question, load_questions, uniform_unk_penalty
     from mlm.training import load_run
 
     if args.threads:
         torch.set_num_threads(args.threads)
     run = load_run(args.path, device=args.device, weights=args.weights, data_dir=args.data_dir)
     questions = load_questions(run.config.data.data_dir)
-    result = complete(run.model, run.corpus.vocab, questions, scope=args.scope)
+    try:
+        penalty = uniform_unk_penalty(run.corpus) if args.unk_penalty == "uniform" else float(args.unk_penalty)
+    except ValueError:
+        print(f"--unk-penalty must be a number of nats or 'uniform', got {args.unk_penalty!r}", file=sys.stderr)
+        return 2
+    result = complete(run.model, run.corpus.vocab, questions, scope=args.scope, unk_penalty=penalty)
     print(f"{run.config.name} ({run.config.size}, {run.run_dir}), vocabulary {len(run.corpus.vocab):,} words")
     oov = result.notes["oov"]
     print(f"question words outside the vocabulary: {oov['token_oov_rate']:.1%} of tokens, "
@@ -227,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score the whole sentence (the paper) or the words from the blank on")
     p.add_argument("--weights", default="best", choices=["best", "last"],
                    help="best.pt (best validation perplexity) or the last checkpoint")
+    p.add_argument("--unk-penalty", default="0", metavar="NATS",
+                   help="subtracted per <unk> word; 'uniform': log(training words outside the vocabulary)")
     p.add_argument("--show", type=int, default=0, metavar="N", help="print the first N questions with their scores")
     p.add_argument("--json", help="also write accuracy and per-question scores here")
     p.add_argument("--data-dir", help="folder holding msr_sentence_completion/ (default: the run's)")

@@ -136,14 +136,16 @@ def load_questions(data_dir=None, download: bool | None = None) -> list[Question
 @torch.no_grad()
 def sentence_log_probs(model, vocab: Vocabulary, sentences: Sequence[Sequence[str]],
                        start: Sequence[int] | None = None, device=None,
-                       max_batch_tokens: int = 2048) -> torch.Tensor:
+                       max_batch_tokens: int = 2048, unk_penalty: float = 0.0) -> torch.Tensor:
     """Log-probability (nats, float64) of each tokenized sentence under ``model``, shape (n,).
 
     Sentence protocol: inputs ``<bos> w1 .. wn``, targets ``w1 .. wn <eos>``, zero start state.
     ``start[i]`` skips the first targets of sentence i (target j is w_{j+1}, target n is
     ``<eos>``); None scores all n+1. Sentences are sorted by length and packed into batches of
     at most ``max_batch_tokens`` positions (which bounds the (batch, time, vocab) logits); the
-    order of the result is the order of ``sentences``.
+    order of the result is the order of ``sentences``. ``unk_penalty`` (nats) is subtracted for
+    every scored ``<unk>`` target: log P(w) = log P(<unk>) - penalty spreads the probability of
+    ``<unk>`` over the words it stands for (see :func:`uniform_unk_penalty`).
     """
     device = device or next(model.parameters()).device
     was_training = model.training
@@ -180,6 +182,8 @@ def sentence_log_probs(model, vocab: Vocabulary, sentences: Sequence[Sequence[st
         nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
         nll = torch.where(scored, nll.view(len(chunk), width), torch.zeros((), device=nll.device))  # padding never counts
         logp = -nll.double().sum(dim=1)  # (batch,)
+        if unk_penalty:
+            logp = logp - unk_penalty * ((targets == vocab.unk_id) & scored).sum(dim=1).double()
         scores[torch.tensor(chunk)] = logp.cpu()
         i += len(chunk)
     model.train(was_training)
@@ -193,6 +197,7 @@ class QuestionResult:
     scores: list[float]  # log-probability of each filled-in sentence (nats)
     chosen: int  # index of the best-scoring candidate (the first one on a tie)
     answer: int
+    oov: tuple[bool, ...] = ()  # per candidate: outside the vocabulary (scored as <unk>)
 
     @property
     def correct(self) -> bool:
@@ -226,24 +231,37 @@ class CompletionResult:
     def ties(self) -> int:
         return sum(d.tie for d in self.details)
 
+    @property
+    def in_vocab(self) -> list[QuestionResult]:
+        """The questions whose five candidates are all in the vocabulary (no <unk> decides)."""
+        return [d for d in self.details if not any(d.oov)]
+
+    @property
+    def accuracy_in_vocab(self) -> float:
+        return sum(d.correct for d in self.in_vocab) / max(len(self.in_vocab), 1)
+
     def __str__(self) -> str:
         return (f"accuracy {self.accuracy:.4f} ({self.num_correct}/{self.total}), chance 0.20; "
+                f"{self.accuracy_in_vocab:.4f} on the {len(self.in_vocab)} questions without an unknown candidate; "
                 f"scope {self.scope}, {self.ties} question(s) with a tied best score")
 
     def to_dict(self) -> dict:
         return {"accuracy": self.accuracy, "correct": self.num_correct, "total": self.total, "scope": self.scope,
-                "ties": self.ties, **self.notes,
+                "ties": self.ties, "accuracy_in_vocab": self.accuracy_in_vocab, "in_vocab": len(self.in_vocab),
+                **self.notes,
                 "questions": [{"id": d.id, "chosen": LETTERS[d.chosen], "answer": LETTERS[d.answer],
                                "correct": d.correct, "scores": d.scores} for d in self.details]}
 
 
 def complete(model, vocab: Vocabulary, questions: Sequence[Question] | None = None, scope: str = "sentence",
-             data_dir=None, device=None, max_batch_tokens: int = 2048) -> CompletionResult:
+             data_dir=None, device=None, max_batch_tokens: int = 2048, unk_penalty: float = 0.0) -> CompletionResult:
     """Answer every question with ``model``: the candidate whose sentence is most probable.
 
     All 5 x len(questions) sentences are scored in length-sorted batches. ``scope`` is
     "sentence" (all targets, the paper's criterion) or "from-blank" (the targets from the
     filled-in word to ``<eos>``). ``questions`` default to the 1,040 of the challenge.
+    ``unk_penalty`` (nats per ``<unk>`` target, default 0) keeps a candidate outside the
+    vocabulary from borrowing the whole probability of ``<unk>``; see :func:`uniform_unk_penalty`.
     """
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
@@ -255,13 +273,24 @@ def complete(model, vocab: Vocabulary, questions: Sequence[Question] | None = No
         for k in range(len(q.candidates)):
             sentences.append(q.candidate_tokens(k))
             starts.append(blank)
-    scores = sentence_log_probs(model, vocab, sentences, starts, device=device, max_batch_tokens=max_batch_tokens)
+    scores = sentence_log_probs(model, vocab, sentences, starts, device=device, max_batch_tokens=max_batch_tokens,
+                                unk_penalty=unk_penalty)
     details, pos = [], 0
     for q in questions:
         s = scores[pos:pos + len(q.candidates)].tolist()
         pos += len(q.candidates)
-        details.append(QuestionResult(q.id, q.candidates, s, max(range(len(s)), key=lambda k: (s[k], -k)), q.answer))
-    return CompletionResult(details, scope, {"oov": oov_stats(questions, vocab)})
+        best = max(range(len(s)), key=lambda k: (s[k], -k))
+        oov = tuple(any(w not in vocab for w in tokenize(c)) for c in q.candidates)
+        details.append(QuestionResult(q.id, q.candidates, s, best, q.answer, oov))
+    return CompletionResult(details, scope, {"oov": oov_stats(questions, vocab), "unk_penalty": unk_penalty})
+
+
+def uniform_unk_penalty(corpus) -> float:
+    """log(number of training word types outside the vocabulary): the penalty that shares the
+    probability of ``<unk>`` equally among the words it replaced (0 when none were)."""
+    types = {w for line in corpus.lines["train"] for w in line}
+    outside = sum(w not in corpus.vocab for w in types)
+    return math.log(outside) if outside > 1 else 0.0
 
 
 def oov_stats(questions: Sequence[Question], vocab: Vocabulary) -> dict:

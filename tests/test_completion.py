@@ -15,7 +15,7 @@ from torch import nn
 
 from mlm.cli import main
 from mlm.completion import (LETTERS, Question, complete, load_questions, oov_stats, read_questions,
-                            sentence_log_probs)
+                            sentence_log_probs, uniform_unk_penalty)
 from mlm.data.batching import SentenceBatches
 from mlm.data.corpora import DataError
 from mlm.data.vocab import BOS, EOS, PAD, UNK, Vocabulary
@@ -115,6 +115,22 @@ def test_scores_are_sentence_log_probabilities_and_accuracy_is_exact():
                                                 "scores": result.details[2].scores}
 
 
+def test_unk_penalty_and_the_in_vocabulary_accuracy():
+    """The penalty is subtracted once per scored <unk> target; questions with an unknown candidate
+    are left out of accuracy_in_vocab."""
+    questions = [Question(1, "The _____ sat.", ("zebra", "cat", "dog", "ran", "mat"), 1),
+                 Question(2, "A _____.", ("cat", "dog", "sat", "ran", "mat"), 3)]
+    plain = complete(UnigramStub(PROBS), VOCAB, questions)
+    penalised = complete(UnigramStub(PROBS), VOCAB, questions, unk_penalty=2.5)
+    assert penalised.details[0].scores[0] == pytest.approx(plain.details[0].scores[0] - 2.5)
+    assert penalised.details[0].scores[1:] == pytest.approx(plain.details[0].scores[1:])
+    assert plain.details[0].oov == (True, False, False, False, False) and not any(plain.details[1].oov)
+    assert [d.correct for d in plain.details] == [True, False]
+    assert len(plain.in_vocab) == 1 and plain.accuracy_in_vocab == 0.0 and plain.accuracy == 0.5
+    corpus = SimpleNamespace(lines={"train": [["the", "zebra", "okapi", "gnu"]]}, vocab=VOCAB)
+    assert uniform_unk_penalty(corpus) == pytest.approx(math.log(3))
+
+
 def test_from_blank_scope_drops_the_words_before_the_blank():
     q = Question(1, "The cat _____ on the mat.", ("sat", "ran", "dog", "the", "a"), 0)
     full = complete(UnigramStub(PROBS), VOCAB, [q]).details[0]
@@ -197,6 +213,8 @@ def test_complete_command_scores_a_trained_run(fake_holmes, tmp_path, capsys):  
     assert saved["total"] == 2 and f"({saved['correct']}/2)" in printed and "1. Mr. Holmes _____ in." in printed
     expected = complete(loaded.model, loaded.corpus.vocab, load_questions(fake_holmes))
     assert saved["accuracy"] == expected.accuracy and saved["questions"][0]["scores"] == expected.details[0].scores
+    assert main(["complete", str(run_dir), "--unk-penalty", "uniform"]) == 0
+    assert main(["complete", str(run_dir), "--unk-penalty", "lots"]) == 2
     with pytest.raises(CheckpointError, match="config.json"):
         load_run(tmp_path)
 
