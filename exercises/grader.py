@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from exercises.checks import ex00, ex02, ex04
+from exercises.checks import ex00, ex02, ex04, ex05
 from exercises.checks.common import Check, CheckFailed
 
 EXERCISES_DIR = Path(__file__).resolve().parent
@@ -45,6 +45,8 @@ REGISTRY: dict[str, Assignment] = {
                      ex02.CHECKS),
     "04": Assignment("The Recurrent Memory Network: memory window, temporal rows, gating", "ex04_memory_block.py",
                      ex04.CHECKS),
+    "05": Assignment("Kneser-Ney noising: the continuation proposal and absolute-discounting gamma_i",
+                     "ex05_noising_proposals.py", ex05.CHECKS),
 }
 
 

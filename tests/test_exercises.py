@@ -152,3 +152,27 @@ def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
     others = [line for line in lines if line != rows and not line.split(maxsplit=1)[1].startswith("pipeline")]
     assert len(others) == len(REGISTRY["04"].checks) - 2
     assert all(line.startswith("PASS") for line in others), lines
+
+
+WRONG_05 = '''
+import torch
+
+
+def kneser_ney_proposal(stream, vocab_size):
+    # Wrong on purpose: counts bigram tokens, i.e. every occurrence after the first, which is the unigram law.
+    left = torch.bincount(stream[1:].long(), minlength=vocab_size).double()
+    return left / left.sum()
+
+
+def absolute_discount_gamma(stream, vocab_size, gamma):
+    stream = stream.long()
+    count = torch.bincount(stream, minlength=vocab_size).double()
+    types = torch.unique(stream[:-1] * vocab_size + stream[1:])
+    after = torch.bincount(types // vocab_size, minlength=vocab_size).double()
+    return torch.where(count > 0, gamma * after / count.clamp_min(1), torch.zeros_like(count))
+'''
+
+
+def test_counting_bigram_tokens_fails(tmp_path):
+    lines, types = grade_wrong(tmp_path, "05", WRONG_05, "counts bigram types")
+    assert all(line.startswith("PASS") for line in lines if "absolute_discount_gamma" in line.split(" -- ")[0]), lines
