@@ -109,3 +109,75 @@ def memory_explorer(models: dict, vocab, examples: list[str]):
     ui = widgets.VBox([widgets.HBox([model]), sentence, output])
     display(ui)
     return ui
+
+
+def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str, list[tuple[int, float]]]:
+    """For each noising scheme, the ``top`` most likely words that input ``word_id`` becomes.
+
+    ``schemes`` maps a label to a :class:`~mlm.regularizers.proposals.NoisingScheme`; word i turns into
+    v with probability (1 - gamma_i) [v = i] + gamma_i q(v) (Kong et al. Eq. 2 and 4, as mixture weights).
+    """
+    import torch
+
+    out = {}
+    for label, scheme in schemes.items():
+        probs = scheme.gamma[word_id] * scheme.proposal.clone()
+        probs[word_id] += 1.0 - scheme.gamma[word_id]
+        values, ids = torch.topk(probs, top)
+        out[label] = [(int(i), float(p)) for i, p in zip(ids, values)]
+    return out
+
+
+def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: int = 8):
+    from mlm.regularizers import noising_scheme
+
+    word_id = vocab.stoi[word]
+    schemes = {name: noising_scheme(name, counts, gamma, blank_id=blank_id)
+               for name in ("blank", "unigram", "absolute", "kneser-ney")}
+    dists = noising_distribution(schemes, word_id, top)
+    fig, axes = plt.subplots(1, len(dists), figsize=(4 * len(dists), 3.2), sharey=True)
+    for ax, (name, pairs) in zip(axes, dists.items()):
+        labels = ["_" if i == blank_id and name == "blank" else vocab.itos[i] for i, _ in pairs]
+        ax.barh(range(len(pairs))[::-1], [p for _, p in pairs], color=["C1" if i == word_id else "C0" for i, _ in pairs])
+        ax.set_yticks(range(len(pairs))[::-1])
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_xscale("log")
+        ax.set_title(f"{name}: gamma_i = {float(schemes[name].gamma[word_id]):.3f}", fontsize=9)
+        ax.set_xlabel("probability")
+    fig.suptitle(f"what '{word}' becomes under each noising scheme (gamma = {gamma})", fontsize=10)
+    fig.tight_layout()
+    plt.show()
+
+
+def noising_explorer(counts, vocab, words: list[str], gammas=(0.1, 0.2, 0.3, 0.4), blank_id: int = 0):
+    """Choose a word and gamma; see the top words it becomes under blank, unigram, absolute and Kneser-Ney noising.
+
+    ``counts`` are :func:`mlm.regularizers.bigram_counts` of the training stream. Headless (the book runner)
+    or without ipywidgets, it draws the first word at the second gamma instead.
+    """
+    try:
+        import ipywidgets as widgets
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - ipywidgets is a book requirement
+        widgets = None
+    if widgets is None or headless():
+        _show_noising(counts, vocab, words[0], gammas[min(1, len(gammas) - 1)], blank_id)
+        return None
+    word = widgets.Combobox(value=words[0], options=words, description="word", ensure_option=False)
+    gamma = widgets.SelectionSlider(options=list(gammas), value=gammas[min(1, len(gammas) - 1)], description="gamma")
+    output = widgets.Output()
+
+    def update(*_):
+        output.clear_output(wait=True)
+        with output:
+            if word.value in vocab.stoi:
+                _show_noising(counts, vocab, word.value, gamma.value, blank_id)
+            else:
+                print(f"{word.value!r} is not in the vocabulary")
+
+    word.observe(update, names="value")
+    gamma.observe(update, names="value")
+    update()
+    ui = widgets.VBox([widgets.HBox([word, gamma]), output])
+    display(ui)
+    return ui
