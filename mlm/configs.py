@@ -529,9 +529,10 @@ TRAN_PTB_TEST = {("lstm", 3): 126.1, ("rm", True, "gating"): 123.5}  # section 4
 TRAN_CORPORA = {"ptb": "ptb", "wt2": "wikitext-2"}
 # Reduced: the first 20k tokens of the training text (2% of PTB), 3 epochs with the decay from the
 # third, and the first 10k tokens of valid and test: about 20 s a run on one CPU thread, so chapter
-# 04 can train all eight variants and two baselines in a few minutes.
+# 04 can train all eight variants and two baselines in a few minutes. One thread: these small
+# networks gain little from more, and on a shared 2-core machine more threads slow every job down.
 _REDUCED_TRAN = {"data.max_train_tokens": 20_000, "data.max_eval_tokens": 10_000, "train.epochs": 3,
-                 "train.decay_start": 2}
+                 "train.decay_start": 2, "train.threads": 1}
 
 
 def tran_preset_name(corpus_key: str, arch: str, temporal: bool | None = None, composition: str | None = None,
