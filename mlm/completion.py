@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from mlm.data.corpora import DataError, read_bytes
 from mlm.data.holmes import locate_questions, tokenize
-from mlm.data.vocab import Vocabulary
+from mlm.data.vocab import BOS, Vocabulary
 
 BLANK = "_____"
 LETTERS = ("a", "b", "c", "d", "e")
@@ -283,6 +283,25 @@ def complete(model, vocab: Vocabulary, questions: Sequence[Question] | None = No
         oov = tuple(any(w not in vocab for w in tokenize(c)) for c in q.candidates)
         details.append(QuestionResult(q.id, q.candidates, s, best, q.answer, oov))
     return CompletionResult(details, scope, {"oov": oov_stats(questions, vocab), "unk_penalty": unk_penalty})
+
+
+class UnigramLM(torch.nn.Module):
+    """A context-free baseline: every position predicts the training word frequencies (add-one
+    smoothed ``vocab.counts``). The challenge picked candidates of similar frequency, so this
+    model should be near chance; it also has the interface :func:`complete` needs."""
+
+    def __init__(self, vocab: Vocabulary):
+        super().__init__()
+        counts = torch.tensor(vocab.counts, dtype=torch.float64) + 1.0
+        never = [vocab.pad_id] + ([vocab.stoi[BOS]] if BOS in vocab else [])  # never a target
+        counts[never] = 0.0
+        log_p = torch.log(counts / counts.sum()).clamp(min=-1e9).float()  # (vocab,)
+        self.log_p = torch.nn.Parameter(log_p, requires_grad=False)
+
+    def forward(self, tokens, state=None, reset=None, mask=None, memory=None):
+        from mlm.models.language_model import LMOutput
+
+        return LMOutput(self.log_p.expand(*tokens.shape, -1), state)  # (batch, time, vocab)
 
 
 def uniform_unk_penalty(corpus) -> float:

@@ -15,7 +15,7 @@ from torch import nn
 
 from mlm.cli import main
 from mlm.completion import (LETTERS, Question, complete, load_questions, oov_stats, read_questions,
-                            sentence_log_probs, uniform_unk_penalty)
+                            sentence_log_probs, uniform_unk_penalty, UnigramLM)
 from mlm.data.batching import SentenceBatches
 from mlm.data.corpora import DataError
 from mlm.data.vocab import BOS, EOS, PAD, UNK, Vocabulary
@@ -129,6 +129,16 @@ def test_unk_penalty_and_the_in_vocabulary_accuracy():
     assert len(plain.in_vocab) == 1 and plain.accuracy_in_vocab == 0.0 and plain.accuracy == 0.5
     corpus = SimpleNamespace(lines={"train": [["the", "zebra", "okapi", "gnu"]]}, vocab=VOCAB)
     assert uniform_unk_penalty(corpus) == pytest.approx(math.log(3))
+
+
+def test_unigram_baseline_prefers_the_frequent_candidate():
+    vocab = Vocabulary([PAD, EOS, UNK, BOS, "the", "cat", "dog"], [0, 10, 2, 0, 30, 5, 1])
+    q = Question(1, "The _____.", ("dog", "cat", "the", "zebra", "dog"), 1)
+    d = complete(UnigramLM(vocab), vocab, [q]).details[0]
+    total = 11 + 3 + 31 + 6 + 2  # add-one counts of the five symbols that can be targets (not <pad>, <bos>)
+    # "the X ." -> the, X, <unk> (the period is not in this vocabulary), <eos>
+    expected = [math.log(31 * c * 3 * 11 / total ** 4) for c in (2, 6, 31, 3, 2)]
+    assert d.scores == pytest.approx(expected, abs=1e-5) and d.chosen == 2
 
 
 def test_from_blank_scope_drops_the_words_before_the_blank():
