@@ -110,6 +110,10 @@ class StreamBatches(Batches):
     ``batch_size`` contiguous rows of equal length ``ceil(N / batch_size)``; the end of the
     last row is padded and masked, so every token is scored exactly once (evaluation never
     drops the tail the way the classic ``batchify`` does).
+
+    For regularizers that draw one sample per *sequence* (variational smoothing, chapter 5,
+    ``mlm/regularizers/base.py``), a sequence is one row of one batch: its ``bptt`` tokens. The
+    state flows on to the row's next segment; the sample does not.
     """
 
     protocol = "stream"
