@@ -55,7 +55,8 @@ def load_data(cfg: Config) -> Corpus:
 
         return load_holmes(cfg.data.data_dir, cfg.data.download, vocab_size=cfg.data.vocab_size or DEFAULT_VOCAB_SIZE,
                            max_train_tokens=cfg.data.max_train_tokens)
-    return load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
+    corpus = load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
+    return corpus.limit_vocabulary(cfg.data.vocab_size) if cfg.data.vocab_size else corpus
 
 
 def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None = None) -> Batches:
@@ -75,7 +76,28 @@ def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None 
                                buckets=d.buckets or not train, shuffle=train if shuffle is None else shuffle,
                                seed=cfg.train.seed)
     starts = [s for s in corpus.documents[split] if s < len(lines)]
+    if d.max_document_tokens:
+        lines, starts = truncate_documents(lines, starts, d.max_document_tokens)
     return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
+
+
+def truncate_documents(lines, starts, max_tokens: int):
+    """Keep the first ``max_tokens`` tokens (words + ``<eos>``) of every document, cutting its last line.
+
+    Reduced runs of the document protocol use it: many short documents fill the batch rows evenly,
+    where the first few whole articles would leave most rows empty.
+    """
+    bounds = list(zip(starts, list(starts[1:]) + [len(lines)]))
+    kept, new_starts = [], []
+    for begin, end in bounds:
+        new_starts.append(len(kept))
+        budget = max_tokens
+        for line in lines[begin:end]:
+            if budget <= 0:
+                break
+            kept.append(line[:budget - 1])  # a long paragraph is cut; its line still ends with <eos>
+            budget -= len(kept[-1]) + 1
+    return kept, new_starts
 
 
 def _attentive_head(cfg: Config, vocab_size: int) -> AttentiveHead:

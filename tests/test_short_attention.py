@@ -206,3 +206,25 @@ def test_document_batches_carry_the_window_through_a_model():
     for doc in ([2, 5, 6, 7, 8, 2, 9, 10, 11, 2], [2, 12, 13, 14, 15, 16, 2, 17, 18, 2]):
         whole.append(model(torch.tensor([doc[:-1]])).logits[0])
     assert torch.allclose(torch.cat(pieces), torch.cat(whole), atol=1e-5)
+
+
+def test_truncate_documents_cuts_each_document_to_its_first_tokens():
+    from mlm.training import truncate_documents
+
+    lines = [[1], [2, 3, 4, 5], [6], [7, 8], [9, 10, 11]]
+    kept, starts = truncate_documents(lines, [0, 3], max_tokens=4)
+    # document 0: [1] + <eos> (2 tokens), then [2] + <eos> fills the budget of 4;
+    # document 1: [7, 8] + <eos> (3 tokens), then a lone <eos> (the cut line) fills it
+    assert kept == [[1], [2], [7, 8], []] and starts == [0, 2]
+
+
+def test_limit_vocabulary_maps_rare_words_to_unk():
+    from mlm.data.corpora import Corpus
+    from mlm.data.vocab import Vocabulary
+
+    lines = {"train": [["a", "a", "a", "b", "b", "c"]], "valid": [["c", "b"]], "test": [["a"]]}
+    corpus = Corpus("toy", lines, {s: [0] for s in lines}, Vocabulary.build(lines["train"]))
+    small = corpus.limit_vocabulary(2)
+    assert "c" not in small.vocab and "a" in small.vocab and "b" in small.vocab
+    assert small.lines["valid"] == [["<unk>", "b"]]
+    assert corpus.lines["valid"] == [["c", "b"]]  # the original is untouched
