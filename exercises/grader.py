@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from exercises.checks import ex00, ex02, ex04, ex05
+from exercises.checks import ex00, ex02, ex03, ex04, ex05
 from exercises.checks.common import Check, CheckFailed
 
 EXERCISES_DIR = Path(__file__).resolve().parent
@@ -43,6 +43,8 @@ REGISTRY: dict[str, Assignment] = {
     "00": Assignment("Perplexity with padding, and an LSTM by hand", "ex00_perplexity_lstm.py", ex00.CHECKS),
     "02": Assignment("The Attentive LM: combined score and causal memory mask", "ex02_attentive_scores.py",
                      ex02.CHECKS),
+    "03": Assignment("Short attention spans: the key-value-predict split and the window mask",
+                     "ex03_short_attention.py", ex03.CHECKS),
     "04": Assignment("The Recurrent Memory Network: memory window, temporal rows, gating", "ex04_memory_block.py",
                      ex04.CHECKS),
     "05": Assignment("Kneser-Ney noising: the continuation proposal and absolute-discounting gamma_i",
