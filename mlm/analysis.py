@@ -87,3 +87,35 @@ def probe_sentence(model, vocab, words: list[str], top: int = 5, device=None) ->
         "log_prob": float(sum(math.log(max(p, 1e-300)) for p in
                               [float(probs[t, targets[t]]) for t in range(len(targets))])),
     }
+
+
+@torch.no_grad()
+def window_attention_profile(model, batches: Batches, device=None) -> dict:
+    """Daniluk et al.'s Figure 3b: the mean attention weight on each slot of the window.
+
+    Runs ``model`` over ``batches`` exactly as evaluation does (state and window carried between
+    segments, reset between documents) and averages the weights ``(batch, time, L)`` over every
+    scored position whose window is full, so each average is over the same positions. Slot
+    ``L - 1`` is the previous step and slot 0 the oldest. Also returns the share of the weight
+    that falls more than 5 steps back (the paper's "only the previous five outputs" observation).
+    """
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    total, count = None, 0
+    state = memory = None
+    for batch in batches:
+        batch = batch.to(device)
+        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+        state, memory = out.state, out.memory
+        weights = out.attention.double()  # (batch, time, L)
+        full = batch.mask & (weights.sum(-1) > 0.5) & (weights > 0).all(-1)  # scored, every slot filled
+        if total is None:
+            total = torch.zeros(weights.size(-1), dtype=torch.float64, device=device)
+        total += weights[full].sum(0)
+        count += int(full.sum())
+    model.train(was_training)
+    profile = (total / max(count, 1)).cpu()
+    window = profile.numel()
+    beyond_5 = float(profile[: max(window - 5, 0)].sum())
+    return {"weight_by_slot": profile.tolist(), "positions": count, "mass_beyond_5": beyond_5}
