@@ -176,3 +176,75 @@ def absolute_discount_gamma(stream, vocab_size, gamma):
 def test_counting_bigram_tokens_fails(tmp_path):
     lines, types = grade_wrong(tmp_path, "05", WRONG_05, "counts bigram types")
     assert all(line.startswith("PASS") for line in lines if "absolute_discount_gamma" in line.split(" -- ")[0]), lines
+
+
+RIGHT_03 = '''
+import torch
+
+
+def split_output(h, kind):
+    parts = {"attention": 1, "key-value": 2, "key-value-predict": 3}.get(kind)
+    if parts is None or h.shape[-1] % parts:
+        raise ValueError("the last dimension must split into equal parts")
+    if parts == 1:
+        return h, h, h
+    pieces = h.split(h.shape[-1] // parts, dim=-1)
+    return (pieces[0], pieces[1], pieces[1]) if parts == 2 else (pieces[0], pieces[1], pieces[2])
+
+
+def extend_with_memory(h, mask, memory, reset, window):
+    batch, time, hidden = h.shape
+    if memory is None:
+        past, past_valid = h.new_zeros(batch, window, hidden), torch.zeros(batch, window, dtype=torch.bool)
+    else:
+        past, past_valid = memory
+        if reset is not None:
+            past_valid = past_valid & ~reset[:, None]
+    current = torch.ones(batch, time, dtype=torch.bool) if mask is None else mask.bool()
+    return torch.cat([past, h], 1), torch.cat([past_valid, current], 1)
+
+
+def window_mask(valid, window, time):
+    return valid.unfold(1, window, 1)[:, :time]
+
+
+def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x):
+    time = predict.shape[1]
+    window = key.shape[1] - time
+    keys = key.unfold(1, window, 1)[:, :time].transpose(-1, -2)
+    values = value.unfold(1, window, 1)[:, :time].transpose(-1, -2)
+    scores = torch.tanh(keys @ W_Y.T + (key[:, window:] @ W_h.T)[:, :, None]) @ w
+    allowed = window_mask(valid, window, time)
+    alpha = scores.masked_fill(~allowed, -1e9).softmax(-1) * allowed
+    r = (alpha[..., None] * values).sum(-2)
+    return torch.tanh(r @ W_r.T + predict @ W_x.T), alpha
+'''
+
+
+def wrong_03(old: str, new: str) -> str:
+    assert old in RIGHT_03
+    return RIGHT_03.replace(old, new)
+
+
+def test_window_including_the_current_step_fails(tmp_path):
+    # Wrong on purpose: windows [h_{t-L+1} .. h_t], in the mask and in the attention.
+    source = wrong_03("[:, :time]", "[:, 1:time + 1]")
+    lines, positions = grade_wrong(tmp_path, "03", source, "never h_t")
+    assert "includes the current step" in positions
+    assert all(line.startswith("PASS") for line in lines if " split_output" in line or " extend_with" in line), lines
+
+
+def test_softmax_over_the_batch_fails(tmp_path):
+    # Wrong on purpose: each slot's weights are normalised across the sequences of the batch.
+    source = wrong_03(".softmax(-1) * allowed", ".softmax(0) * allowed")
+    lines, head = grade_wrong(tmp_path, "03", source, "matches WindowAttentionHead")
+    assert "across the batch" in head
+    assert all(line.startswith("PASS") for line in lines if "window_mask" in line.split(" -- ")[0]), lines
+
+
+def test_split_in_the_wrong_order_fails(tmp_path):
+    # Wrong on purpose: h = [v; k; p] instead of [k; v; p].
+    source = wrong_03("(pieces[0], pieces[1], pieces[2])", "(pieces[1], pieces[0], pieces[2])")
+    lines, roles = grade_wrong(tmp_path, "03", source, "paper's order")
+    assert "wrong roles" in roles
+    assert all(line.startswith("PASS") for line in lines if "window_mask" in line.split(" -- ")[0]), lines

@@ -147,22 +147,25 @@ def _attention_inputs(seed: int, kind: str, batch: int, time: int, k: int, windo
     return key, value, predict, valid, params, ref
 
 
-def _variant(key, value, predict, valid, params, shift: int = 0, softmax: str = "masked"):
-    """Common wrong versions of the head, to name the mistake: a window shifted by ``shift`` steps
-    (1: [h_{t-L+1} .. h_t]), or a softmax that ignores the mask ("all") or runs over the batch."""
+def _variant(key, value, predict, valid, params, shift: int = 0, mask_shift: int | None = None,
+             softmax: str = "masked"):
+    """Common wrong versions of the head, to name the mistake: windows of keys and values shifted by
+    ``shift`` steps (1: [h_{t-L+1} .. h_t]) and the mask by ``mask_shift`` (default: the same), or a
+    softmax that ignores the mask ("all") or runs over the batch ("batch")."""
     time = predict.shape[1]
     window = key.shape[1] - time
-    positions = (torch.arange(time)[:, None] + torch.arange(window) + shift).clamp_max(key.shape[1] - 1)
-    M = torch.tanh(key[:, positions] @ params["W_Y"].T + (key[:, window:] @ params["W_h"].T)[:, :, None])
+    positions = torch.arange(time)[:, None] + torch.arange(window)  # (time, window)
+    mask_shift = shift if mask_shift is None else mask_shift
+    M = torch.tanh(key[:, positions + shift] @ params["W_Y"].T + (key[:, window:] @ params["W_h"].T)[:, :, None])
     scores = M @ params["w"]  # (batch, time, window)
-    allowed = valid[:, positions]
+    allowed = valid[:, positions + mask_shift]
     if softmax == "all":
         alpha = scores.softmax(-1)
     elif softmax == "batch":
         alpha = masked_softmax(scores.transpose(0, -1), allowed.transpose(0, -1)).transpose(0, -1)
     else:
         alpha = masked_softmax(scores, allowed)
-    r = (alpha[..., None] * value[:, positions]).sum(-2)
+    r = (alpha[..., None] * value[:, positions + shift]).sum(-2)
     return torch.tanh(r @ params["W_r"].T + predict @ params["W_x"].T), alpha
 
 
@@ -350,10 +353,11 @@ def attention_matches_head(module):
         if _max_diff(alpha, ref.attention.flip(-1)) < 1e-9:
             raise CheckFailed("your weights are in reverse slot order (newest first)" + where + "; slot 0 of the "
                               "window is the oldest output h_{t-L}")
-        shifted_out, shifted_alpha = _variant(key, value, predict, valid, params, shift=1)
-        if _max_diff(alpha, shifted_alpha) < 1e-9 or _max_diff(out, shifted_out) < 1e-9:
-            raise CheckFailed("your window is one step late: it holds h_t and loses h_{t-L}" + where + "; the "
-                              "current step is the query, never a slot of its own window")
+        for mask_shift in (1, 0):
+            shifted_out, shifted_alpha = _variant(key, value, predict, valid, params, shift=1, mask_shift=mask_shift)
+            if _max_diff(alpha, shifted_alpha) < 1e-9 or _max_diff(out, shifted_out) < 1e-9:
+                raise CheckFailed("your window is one step late: it holds h_t and loses h_{t-L}" + where + "; the "
+                                  "current step is the query, never a slot of its own window")
         if bool(alpha[~allowed].any()):
             all_out, all_alpha = _variant(key, value, predict, valid, params, softmax="all")
             if _max_diff(alpha, all_alpha) < 1e-9:
@@ -367,7 +371,8 @@ def attention_matches_head(module):
             if _max_diff(alpha, batch_alpha) < 1e-9:
                 raise CheckFailed("your weights are normalised across the batch: each step's weights must sum to 1 "
                                   "over its own window (the last axis), independently of the other sequences" + where)
-            raise CheckFailed("the weights of a step with allowed slots do not sum to 1 over its window" + where)
+            raise CheckFailed("the weights of a step with allowed slots do not sum to 1 over its window" + where +
+                              "; normalise over the last axis, for every sequence and step separately")
         if _max_diff(alpha, ref.attention) > 1e-9:
             raise CheckFailed("your weights are a softmax over the window but of the wrong scores" + where + "; "
                               "check Eq. 1-2 / 7-8: which vector is compared with the window, and where the tanh goes")
@@ -424,7 +429,8 @@ def attention_causal(module):
     changed_value[:, window + t0] += noise  # v_{t0}
     out_v, _ = _attend(module, key, changed_value, predict, valid, params)
     expect(_max_diff(out_v[:, :t0 + 1], out[:, :t0 + 1]) < 1e-12,
-           f"changing v_{t0} changed h* at step {t0} or earlier; the window of step t holds outputs before t only")
+           f"changing v_{t0} changed h* at step {t0} or earlier; the window of step t holds outputs before t "
+           "only, and a value is never a query")
     expect(_max_diff(out_v[:, t0 + 1], out[:, t0 + 1]) > 1e-9,
            f"changing v_{t0} did not change h* at step {t0 + 1}, whose window holds it as the newest slot")
     changed_key = key.clone()
