@@ -245,7 +245,7 @@ def extend_first_segment(module):
         h, mask, _, _ = _segment(20 + seed, batch, time, hidden, window)
         for m in (None, mask):
             seq, valid = _extend(module, h, m, None, None, window)
-            want_seq, want_valid = extend_with_memory(h, m, None, None, window)
+            _, want_valid = extend_with_memory(h, m, None, None, window)
             expect(not bool(valid[:, :window].any()),
                    "without memory nothing has been carried yet: the first `window` positions must be invalid")
             expect(torch.equal(valid, want_valid),
@@ -384,7 +384,7 @@ def attention_matches_head(module):
 def attention_empty_window(module):
     for seed, (kind, batch, time, k, window) in enumerate([("key-value-predict", 4, 5, 3, 3),
                                                            ("attention", 2, 1, 4, 5)]):
-        key, value, predict, valid, params, ref = _attention_inputs(120 + 10 * seed, kind, batch, time, k, window)
+        key, value, predict, valid, params, _ = _attention_inputs(120 + 10 * seed, kind, batch, time, k, window)
         valid = valid.clone()
         valid[:, :window] = False  # every row starts a document: step 0 has nothing to look at
         key, value, predict = (t.clone().requires_grad_() for t in (key, value, predict))
@@ -409,8 +409,7 @@ def attention_empty_window(module):
                "the values are fine but the gradients contain NaN or inf: a NaN created along the way (e.g. "
                "a softmax over a row with nothing allowed) comes back in the backward pass even if you replace "
                "it afterwards; avoid creating it")
-    huge = _attention_inputs(150, "attention", 3, 4, 3, 3)
-    key, value, predict, valid, params, ref = huge
+    key, value, predict, valid, params, _ = _attention_inputs(150, "attention", 3, 4, 3, 3)
     params = dict(params, w=params["w"] * 1e4)  # scores in the thousands: exp overflows without a shift
     out, alpha = _attend(module, key, value, predict, valid, params)
     expect(_finite(out) and _finite(alpha),
