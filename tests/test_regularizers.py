@@ -287,3 +287,33 @@ def test_sweep_picks_the_best_validation_run(tmp_path):
     assert saved["best"]["point"] == {"train.lr": "0.01"}
     with pytest.raises(mlm.ConfigError, match="unknown config key"):
         parse_grid(["model.gama=0.1,0.2"])
+
+
+def test_recurrent_weight_dropout():
+    """Training drops hidden-to-hidden weights (the fused LSTM still runs); evaluation and p = 0 are the plain model."""
+    torch.manual_seed(0)
+    model = LanguageModel(V, 6, 6, 2, recurrent_dropout=0.5)
+    plain = LanguageModel(V, 6, 6, 2)
+    plain.load_state_dict(model.state_dict())
+    tokens = torch.randint(V, (3, 5))
+    model.eval(), plain.eval()
+    torch.testing.assert_close(model(tokens).logits, plain(tokens).logits, rtol=0, atol=0)
+    model.train(), plain.train()
+    assert not torch.allclose(model(tokens).logits, plain(tokens).logits)
+    model(tokens).logits.sum().backward()
+    assert model.lstm.weight_hh_l1.grad is not None and model.lstm.weight_hh_l1.grad.abs().sum() > 0
+    model.eval(), plain.eval()  # after a training step evaluation must use the undropped weights again
+    torch.testing.assert_close(model(tokens).logits, plain(tokens).logits, rtol=0, atol=0)
+
+
+def test_mode_prediction_and_proper_sampled_softmax():
+    """prediction="mode" evaluates with the base matrix; a test-time draw of the softmax sums to one."""
+    tokens = torch.randint(V, (3, 5))
+    plain = _tiny_lm(None).eval()
+    smooth = _tiny_lm(_smoother(smooth_output=True)).eval()
+    smooth.regularizer.prediction = "mode"
+    with torch.no_grad():
+        torch.testing.assert_close(smooth(tokens).logits, plain(tokens).logits, rtol=0, atol=0)
+        smooth.regularizer.sampling = True
+        probs = smooth(tokens).logits.softmax(-1)
+    torch.testing.assert_close(probs.sum(-1), torch.ones(3, 5))

@@ -114,9 +114,13 @@ class LanguageModel(nn.Module):
         """The fused LSTM; in training with ``recurrent_dropout``, on dropped hidden-to-hidden weights."""
         if not (self.training and self.recurrent_dropout > 0):
             return self.lstm(x, state)
-        weights = {name: F.dropout(getattr(self.lstm, name), self.recurrent_dropout)
-                   for name in self.lstm._flat_weights_names if name.startswith("weight_hh")}
-        return torch.func.functional_call(self.lstm, weights, (x, state), strict=False)
+        lstm = self.lstm
+        weights = [F.dropout(getattr(lstm, name), self.recurrent_dropout) if name.startswith("weight_hh")
+                   else getattr(lstm, name) for name in lstm._flat_weights_names]
+        # The same fused kernel nn.LSTM.forward calls, on the dropped weights; the module itself is untouched.
+        output, h, c = torch._VF.lstm(x, state, weights, lstm.bias, lstm.num_layers, lstm.dropout, self.training,
+                                      lstm.bidirectional, lstm.batch_first)
+        return output, (h, c)
 
     def forward(self, tokens: torch.Tensor, state: State | None = None, reset: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None, memory=None) -> LMOutput:

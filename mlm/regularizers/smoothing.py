@@ -23,12 +23,14 @@ Options, each from the paper:
   dimensions independent; gamma_i is drawn once per word, so a kept word keeps one base vector.
 * ``elementwise``: element-wise smoothing (section 4.3): the keep/replace decision and the
   replacing word are drawn per *dimension*, so a vector mixes elements of several words.
-* Prediction with the **mean** of q (section 4.1)::
+* Prediction with the **mean** of q (section 4.1; ``prediction = "mode"`` uses the base matrix instead, as
+  Xie et al.'s clean evaluation does)::
 
       E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v
 
   the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (average
-  S of them with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4).
+  S of them with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4). A test-time draw
+  replaces every output row, not only the target's, so that each draw is a proper distribution.
 
 **The KL term and the data-dependent L2 (our derivation).** With the prior p(e) = N(0, I),
 Gal & Ghahramani's approximation of the KL of a mixture of narrow Gaussians keeps, for word i,
@@ -94,6 +96,7 @@ class VariationalSmoothing(EmbeddingRegularizer):
         coef = l2_coefficients(scheme.gamma.double(), scheme.proposal.double())
         self.register_buffer("l2_coefficient", coef.float(), persistent=False)  # (vocab,) c_v
         self._tokens: torch.Tensor | None = None
+        self.prediction = "mean"  # evaluation without sampling: "mean" of q (section 4.1) or "mode" (the base matrix)
 
     # -- drawing from q ----------------------------------------------------------------
     def sample_vectors(self, weight: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
@@ -121,6 +124,8 @@ class VariationalSmoothing(EmbeddingRegularizer):
     def embed(self, embedding: nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:
         self._tokens = tokens
         if not self.stochastic:
+            if self.prediction == "mode":
+                return embedding(tokens)  # Xie et al.'s clean input: the mode of q
             return F.embedding(tokens, self.mean_weight(embedding.weight))  # the mean of q (section 4.1)
         words, _, inverse = row_types(tokens, self.vocab_size)  # (pairs,), (batch, time)
         vectors = self.sample_vectors(embedding.weight, words)  # (pairs, embed)
@@ -133,7 +138,14 @@ class VariationalSmoothing(EmbeddingRegularizer):
         if not self.smooth_output:
             return decoder(x)
         if not self.stochastic:
+            if self.prediction == "mode":
+                return decoder(x)
             return F.linear(x, self.mean_weight(decoder.weight), decoder.bias)  # Eq. 5's mean
+        if not self.training:
+            # Sampling at test time (section 5.4): one draw of *every* output row, so that each draw gives a
+            # proper distribution over the vocabulary (drawing only the target's row would not sum to one).
+            words = torch.arange(self.vocab_size, device=x.device)
+            return F.linear(x, self.sample_vectors(decoder.weight, words), decoder.bias)
         if targets is None or targets.shape != x.shape[:2]:
             targets = self._tokens  # no targets given: draw the rows of the words the sequence reads
         return self.sampled_logits(decoder, x, targets)
