@@ -71,13 +71,16 @@ def test_strip_gutenberg_newer_markers_and_files_without_markers():
 
 
 def test_split_sentences_keeps_titles_initials_and_paragraphs():
-    text = ("Mr. Holmes met J. Smith.  He sat down\nby the fire!  \"Come here,\" said he. 'Why?' she asked.\n\n"
+    text = ("Mr. Holmes met J. Smith.  He sat down\nby the fire!  \"Come here,\" said he. 'Why?' she asked. "
+            "It was I. Dr. Watson left.\n\n"
             "CHAPTER II\n\nA new paragraph starts here without a full stop")
     assert split_sentences(text) == [
         "Mr. Holmes met J. Smith.",
         "He sat down by the fire!",
         "\"Come here,\" said he.",
         "'Why?' she asked.",
+        "It was I.",
+        "Dr. Watson left.",
         "A new paragraph starts here without a full stop",
     ]
 

