@@ -36,6 +36,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import sys
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -301,10 +302,11 @@ def read_novel(path: Path, sha256: str, cache: Path | None = None) -> list[list[
     if cached is not None and cached.is_file():
         try:
             text = gzip.decompress(cached.read_bytes()).decode("utf-8")
-            return [line.split(" ") for line in text.split("\n") if line]
+            return [list(map(sys.intern, line.split(" "))) for line in text.split("\n") if line]
         except (OSError, EOFError, UnicodeDecodeError):
             pass  # a damaged cache file is rebuilt below
-    sentences = novel_sentences(read_bytes(path).decode("latin-1"))
+    # One string object per word type, not per token: the whole subset takes ~5x less memory.
+    sentences = [list(map(sys.intern, s)) for s in novel_sentences(read_bytes(path).decode("latin-1"))]
     if cached is not None:
         try:
             data = "\n".join(" ".join(s) for s in sentences).encode("utf-8")
