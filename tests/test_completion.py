@@ -178,6 +178,21 @@ def test_batching_changes_no_score():
     assert later.tolist() == pytest.approx([sum(t[k:]) for t, k in zip(per_target, starts)], abs=1e-4)
 
 
+@pytest.mark.parametrize("preset", ["tran2016-ptb-rm-tm-g", "tran2016-ptb-rmr-notm-l"])
+def test_memory_models_score_padded_batches_like_single_sentences(preset):
+    """RM and RMR work with the scorer: a sentence scores the same alone and in a padded batch."""
+    from mlm.configs import get_preset
+    from mlm.training import build_model
+
+    torch.manual_seed(0)
+    cfg = get_preset(preset, overrides={"model.embed_size": 8, "model.hidden_size": 8, "model.memory_size": 3})
+    model = build_model(cfg, len(VOCAB), VOCAB.pad_id)
+    sentences = [["the", "cat", "sat", "on", "the", "mat", "."], ["a"], ["dog", "ran", "."], []]
+    batched = sentence_log_probs(model, VOCAB, sentences)
+    alone = [float(sentence_log_probs(model, VOCAB, [s])[0]) for s in sentences]
+    assert batched.tolist() == pytest.approx(alone, abs=1e-5)
+
+
 def test_a_tiny_trained_lstm_answers_hand_made_questions():
     """Trained on three sentence patterns, an LSTM fills each blank with the verb of its pattern."""
     torch.manual_seed(0)
