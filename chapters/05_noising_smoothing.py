@@ -453,7 +453,7 @@ else:
 # * **Mean versus mode.** The paper finds the mean better than the mode; in the reduced VS Kneser-Ney model
 #   the two are close (section 6).
 # * **Reduced results.** At 2 x 128 on 40k tokens, none of the regularizers beats the vanilla tied LSTM within
-#   four epochs; Kneser-Ney noising and smoothing trail it least, linear-interpolation smoothing most (partly
+#   four epochs; Kneser-Ney data noising trails it least, linear-interpolation smoothing most (partly
 #   its large L2 on frequent words, section 4), and validation perplexity grows with $\gamma$ from 0.1 on
 #   (Figure 1's analogue), where the paper finds 0.1-0.3 equally good for its large, overfitting models. Tying
 #   helps, as in the paper. Whether the paper's ranking appears at full size, we have not measured.
