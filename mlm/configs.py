@@ -457,6 +457,8 @@ DANILUK_CORPORA = {"wt2": ("wikitext-2", "document"), "ptb": ("ptb", "stream")}
 # progress from few updates, 2 epochs.
 _REDUCED_DANILUK = {"data.max_document_tokens": 100, "data.vocab_size": 10_000, "data.batch_size": 32,
                     "model.embed_size": 100, "train.lr": 0.002, "train.epochs": 2, "train.early_stop_patience": 0}
+# PTB has no articles to cut: its reduced runs read the first 60k training tokens as one stream.
+_REDUCED_DANILUK_CORPUS = {"wt2": {}, "ptb": {"data.max_document_tokens": None, "data.max_train_tokens": 60_000}}
 
 
 def _daniluk_preset(corpus_key: str, head: str, hidden: int, what: str, paper_key) -> Callable[[], Config]:
@@ -497,7 +499,8 @@ for _corpus in DANILUK_CORPORA:
                 return cfg
 
             register(f"daniluk2017-{_corpus}-{_short}-L{_window}",
-                     reduced={**_REDUCED_DANILUK, "model.hidden_size": _reduced_hidden(_hidden, _parts)})(_with_window)
+                     reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus],
+                              "model.hidden_size": _reduced_hidden(_hidden, _parts)})(_with_window)
     for _n, _hidden in DANILUK_NGRAM_HIDDEN.items():
         _build = _daniluk_preset(_corpus, "ngram", _hidden, f"{_n}-gram RNN", ("ngram", _n))
 
@@ -507,8 +510,10 @@ for _corpus in DANILUK_CORPORA:
             return cfg
 
         register(f"daniluk2017-{_corpus}-ngram{_n}",
-                 reduced={**_REDUCED_DANILUK, "model.hidden_size": _reduced_hidden(_hidden, _n - 1)})(_with_n)
-    register(f"daniluk2017-{_corpus}-lstm", reduced={**_REDUCED_DANILUK, "model.hidden_size": 100})(
+                 reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus],
+                          "model.hidden_size": _reduced_hidden(_hidden, _n - 1)})(_with_n)
+    register(f"daniluk2017-{_corpus}-lstm",
+             reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus], "model.hidden_size": 100})(
         _daniluk_preset(_corpus, "identity", 300, "LSTM baseline", ("lstm", None)))
 
 
