@@ -270,13 +270,13 @@ if not longer:
 if "lstm1" in longer and "rm-tm-g" in longer:
     gap = longer["rm-tm-g"][0]["test_ppl"] - longer["lstm1"][0]["test_ppl"]
     print(f"RM(+tM-g) minus the 1-layer LSTM, test perplexity after the same training: {gap:+.1f}")
-    assert abs(gap) < 15, "the note below says the two are within a few points of each other"
+    assert gap < 0, "the note below says RM(+tM-g) is ahead of the LSTM after the same training"
 
 # %% [markdown]
-# On the whole training set every model is far better than in the reduced runs, and the memory models and the
-# LSTM end up within a few points of each other after one epoch. The paper's PTB comparison (RM(+tM-g) 123.5
-# against the 3-layer LSTM's 126.1) is the end of 15 epochs; a single epoch at the initial learning rate says
-# nothing yet about who is ahead at the end.
+# On the whole training set every model is far better than in the reduced runs. After two epochs RM(+tM-g) is
+# ahead of the LSTM of the same size by the margin printed above, in the direction of the paper's PTB result
+# (RM(+tM-g) 123.5 against the 3-layer LSTM's 126.1, after 15 epochs), while RMR(-tM-g) is still well behind
+# both. Two epochs of one seed are a first indication, not the paper's comparison.
 #
 # ## 5. What does the memory attend to?
 #
@@ -369,7 +369,8 @@ print(f"RM(+tM-g), {size}:")
 show_examples(distant_examples(collected["RM(+tM-g)"], vocab, count=4, min_weight=0.2))
 if stored_attention:
     print("\nRM(+tM-g), whole PTB:")
-    show_examples(stored_attention["distant_examples"][:4])
+    distinct = {e["attended"]: e for e in reversed(stored_attention["distant_examples"])}  # one per attended word
+    show_examples(sorted(distinct.values(), key=lambda e: -e["weight"])[:4])
 
 # %% [markdown]
 # **Frequent pairs or more (Table 3)?** If the distant attention only memorised frequent co-occurrences, the
@@ -498,7 +499,7 @@ memory_explorer({label: runs[label].model for label in ("RM(+tM-g)", "RMR(-tM-g)
 #   learn only while that word is in memory, so on a small corpus with a short budget they train more slowly
 #   than the rest of the network.
 # * **Attention positions.** The paper finds the attention concentrated on the current word and decaying to
-#   the left, more so for RMR than for RM. After one epoch on the whole of PTB our RM shows that shape clearly,
+#   the left, more so for RMR than for RM. After two epochs on the whole of PTB our RM shows that shape clearly,
 #   while RMR still spreads its weight over the whole memory, the reverse of the paper's ordering; its
 #   perplexity is also well behind, so its top LSTM may simply not have learned to use the block yet. In the
 #   paper's alignment the first row of $T$ doubles as "first word of the sentence" (see the note in section 5).
@@ -506,8 +507,8 @@ memory_explorer({label: runs[label].model for label in ("RM(+tM-g)", "RMR(-tM-g)
 #   word on the last row, plus a temporal table on the values) as `model.memory_alignment="code"`; the paper
 #   does not say which its numbers came from. The paper's Eq. 4-6 have no biases; we give each gate a bias,
 #   as the official code and the GRU do.
-# * **Whole PTB, one epoch.** With 50 times the reduced data (section 4, "Longer runs") the memory model and
-#   the LSTM are close, and the attention of the trained RM has the paper's shape, peaked on the current word and
+# * **Whole PTB, two epochs.** With 50 times the reduced data (section 4, "Longer runs") RM(+tM-g) moves ahead
+#   of the same-size LSTM, and the attention of the trained RM has the paper's shape, peaked on the current word and
 #   decaying to the left (section 5). Many distant-attention examples of the whole-PTB model involve the number
 #   patterns of financial news (PTB's `N`), where the paper found German verb particles and fixed expressions.
 # * **Full size.** `size = "full"` trains the paper's setting on the whole of PTB for 15 epochs; on this

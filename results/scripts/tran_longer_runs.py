@@ -8,7 +8,7 @@ top-5 predictions, and the Table 3 pair frequencies), so the chapter can show th
 weights.
 
     python results/scripts/tran_longer_runs.py OUT EPOCHS DECAY_START PRESET[:LABEL]...
-    python results/scripts/tran_longer_runs.py tran2016-ptb-128-whole 1 1 tran2016-ptb-rm-tm-g:rm-tm-g tran2016-ptb-lstm1:lstm1 tran2016-ptb-rmr-notm-g:rmr-notm-g
+    python results/scripts/tran_longer_runs.py tran2016-ptb-128-whole 2 1 tran2016-ptb-rm-tm-g:rm-tm-g tran2016-ptb-lstm1:lstm1 tran2016-ptb-rmr-notm-g:rmr-notm-g
 """
 import json
 import shutil
