@@ -273,8 +273,16 @@ def complete(model, vocab: Vocabulary, questions: Sequence[Question] | None = No
         for k in range(len(q.candidates)):
             sentences.append(q.candidate_tokens(k))
             starts.append(blank)
-    scores = sentence_log_probs(model, vocab, sentences, starts, device=device, max_batch_tokens=max_batch_tokens,
-                                unk_penalty=unk_penalty)
+    # Candidates that are the same sentence once encoded (e.g. two words both outside the vocabulary,
+    # both <unk>) are scored once, so they tie exactly instead of differing by batching noise.
+    index, unique = [], {}
+    for tokens, start in zip(sentences, starts):
+        index.append(unique.setdefault((tuple(vocab.encode(tokens)), start), len(unique)))
+    first = {i: k for k, i in reversed(list(enumerate(index)))}  # one representative per unique sentence
+    unique_scores = sentence_log_probs(model, vocab, [sentences[first[i]] for i in range(len(unique))],
+                                       [starts[first[i]] for i in range(len(unique))], device=device,
+                                       max_batch_tokens=max_batch_tokens, unk_penalty=unk_penalty)
+    scores = unique_scores[torch.tensor(index, dtype=torch.long)]
     details, pos = [], 0
     for q in questions:
         s = scores[pos:pos + len(q.candidates)].tolist()

@@ -158,6 +158,19 @@ def test_ties_pick_the_first_candidate_and_are_counted():
     assert result.details[0].chosen == 0 and result.details[0].tie and result.ties == 1
 
 
+def test_candidates_that_encode_alike_tie_exactly_under_a_real_model():
+    """Two out-of-vocabulary candidates are the same sentence once encoded: equal scores, first one wins,
+    even when the batching would otherwise put them in differently padded batches."""
+    torch.manual_seed(0)
+    model = LanguageModel(len(VOCAB), 8, 8, 2)
+    q = Question(1, "The _____ sat on the mat.", ("dog", "zebra", "okapi", "cat", "a"), 2)
+    result = complete(model, VOCAB, [q], max_batch_tokens=9)
+    d = result.details[0]
+    assert d.scores[1] == d.scores[2]
+    if d.chosen in (1, 2):
+        assert d.chosen == 1 and d.tie
+
+
 def test_batching_changes_no_score():
     """Length-sorted, padded batches of any size give each sentence's own log-probability."""
     torch.manual_seed(0)
