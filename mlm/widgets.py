@@ -23,12 +23,9 @@ def _show_probe(models: dict, vocab, text: str, name: str):
         print(f"{probe['inputs'][t]:<14} {target:<14} {probe['target_prob'][t]:>8.3f}   {top}")
 
 
-def attention_explorer(models: dict, vocab, examples: list[str]):
-    """Pick or type a sentence and a model; see its attention matrix and top predictions.
-
-    ``models`` maps a label to a trained sentence model with an attention head. Headless (the
-    book runner) or without ipywidgets, it draws the first example for every model instead.
-    """
+def _sentence_explorer(models: dict, vocab, examples: list[str], show):
+    """A sentence box and a model menu redrawing ``show(models, vocab, text, name)``; headless (the
+    book runner) or without ipywidgets, ``show`` draws the first example for every model instead."""
     try:
         import ipywidgets as widgets
         from IPython.display import display
@@ -36,7 +33,7 @@ def attention_explorer(models: dict, vocab, examples: list[str]):
         widgets = None
     if widgets is None or headless():
         for name in models:
-            _show_probe(models, vocab, examples[0], name)
+            show(models, vocab, examples[0], name)
         return None
     sentence = widgets.Combobox(value=examples[0], options=examples, description="sentence",
                                 layout=widgets.Layout(width="90%"), ensure_option=False)
@@ -47,7 +44,7 @@ def attention_explorer(models: dict, vocab, examples: list[str]):
         output.clear_output(wait=True)
         with output:
             if sentence.value.strip():
-                _show_probe(models, vocab, sentence.value, model.value)
+                show(models, vocab, sentence.value, model.value)
 
     sentence.observe(update, names="value")
     model.observe(update, names="value")
@@ -55,6 +52,15 @@ def attention_explorer(models: dict, vocab, examples: list[str]):
     ui = widgets.VBox([widgets.HBox([model]), sentence, output])
     display(ui)
     return ui
+
+
+def attention_explorer(models: dict, vocab, examples: list[str]):
+    """Pick or type a sentence and a model; see its attention matrix and top predictions.
+
+    ``models`` maps a label to a trained sentence model with an attention head. Headless (the
+    book runner) or without ipywidgets, it draws the first example for every model instead.
+    """
+    return _sentence_explorer(models, vocab, examples, _show_probe)
 
 
 def _show_memory_probe(models: dict, vocab, text: str, name: str):
@@ -83,32 +89,7 @@ def memory_explorer(models: dict, vocab, examples: list[str]):
     words, columns the inputs, the current word on the diagonal. Headless, it draws the first
     example for every model.
     """
-    try:
-        import ipywidgets as widgets
-        from IPython.display import display
-    except ImportError:  # pragma: no cover - ipywidgets is a book requirement
-        widgets = None
-    if widgets is None or headless():
-        for name in models:
-            _show_memory_probe(models, vocab, examples[0], name)
-        return None
-    sentence = widgets.Combobox(value=examples[0], options=examples, description="sentence",
-                                layout=widgets.Layout(width="90%"), ensure_option=False)
-    model = widgets.Dropdown(options=list(models), description="model")
-    output = widgets.Output()
-
-    def update(*_):
-        output.clear_output(wait=True)
-        with output:
-            if sentence.value.strip():
-                _show_memory_probe(models, vocab, sentence.value, model.value)
-
-    sentence.observe(update, names="value")
-    model.observe(update, names="value")
-    update()
-    ui = widgets.VBox([widgets.HBox([model]), sentence, output])
-    display(ui)
-    return ui
+    return _sentence_explorer(models, vocab, examples, _show_memory_probe)
 
 
 def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str, list[tuple[int, float]]]:
