@@ -80,3 +80,14 @@ def expect_pair(value, what: str):
     expect(isinstance(value, (tuple, list)) and len(value) == 2,
            f"{what} should return a pair, got {type(value).__name__}")
     return value
+
+
+def max_diff(a, b) -> float:
+    """Largest absolute difference of two tensors (0 for empty ones), in float64."""
+    if a.numel() == 0:
+        return 0.0
+    return (a.detach().double() - b.detach().double()).abs().max().item()
+
+
+def finite(t: torch.Tensor) -> bool:
+    return bool(torch.isfinite(t.detach()).all())

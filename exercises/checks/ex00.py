@@ -24,6 +24,7 @@ from exercises.checks.common import (
     expect_tensor,
     generator,
     get_function,
+    max_diff,
 )
 
 # ----------------------------------------------------------------------------- helpers
@@ -100,10 +101,6 @@ def _reference_run(lstm: nn.LSTM, x, h0, c0):
     with torch.no_grad():
         outputs, (h_T, c_T) = lstm(x, (h0.unsqueeze(0), c0.unsqueeze(0)))
     return outputs, h_T.squeeze(0), c_T.squeeze(0)
-
-
-def _max_diff(a, b) -> float:
-    return (a.detach().double() - b.detach().double()).abs().max().item()
 
 
 # ----------------------------------------------------------------------------- perplexity
@@ -205,10 +202,10 @@ def lstm_cell_matches_reference(module):
         params = _lstm_params(200 + seed, input_size, hidden)
         h_new, c_new = _cell(module, x, h, c, *params)
         h_ref, c_ref = lstm_cell_step(x, h, c, *params)
-        expect(_max_diff(c_new, c_ref) < 1e-5,
+        expect(max_diff(c_new, c_ref) < 1e-5,
                f"c_new differs from the reference (batch={batch}, input={input_size}, hidden={hidden}); "
                "check the gate order i, f, g, o, which nonlinearity each gate uses, and that both biases are added")
-        expect(_max_diff(h_new, h_ref) < 1e-5,
+        expect(max_diff(h_new, h_ref) < 1e-5,
                "c_new is right but h_new is not; look at how h is computed from the output gate and the new cell")
 
 
@@ -230,7 +227,7 @@ def lstm_cell_gradients(module):
     ref_leaves = [t.detach().clone().requires_grad_() for t in leaves]
     h_ref, c_ref = lstm_cell_step(*ref_leaves)
     (h_ref.sum() + 2 * c_ref.sum()).backward()
-    wrong = [n for n, t, r in zip(names, leaves, ref_leaves) if _max_diff(t.grad, r.grad) > 1e-8]
+    wrong = [n for n, t, r in zip(names, leaves, ref_leaves) if max_diff(t.grad, r.grad) > 1e-8]
     expect(not wrong, f"gradients with respect to {', '.join(wrong)} differ from the reference "
            "(if lstm_cell's values are wrong, fix those first)")
 
@@ -249,7 +246,7 @@ def lstm_cell_gate_order(module):
     # unchanged and nothing is shown: c_new = c, h_new = 0.
     b_ih = torch.tensor([closed, opened, 0.0, closed]).repeat_interleave(hidden)  # blocks i, f, g, o
     h_new, c_new = _cell(module, x, h, c, w_ih, w_hh, b_ih, torch.zeros(4 * hidden))
-    expect(_max_diff(c_new, c) < 1e-6 and _max_diff(h_new, torch.zeros_like(h)) < 1e-6,
+    expect(max_diff(c_new, c) < 1e-6 and max_diff(h_new, torch.zeros_like(h)) < 1e-6,
            "with only the forget gate open (block 2 of 4 in the weights) the cell should pass through "
            "unchanged and h_new should be 0; are your gate blocks in the order i, f, g, o?")
 
@@ -258,7 +255,7 @@ def lstm_cell_gate_order(module):
     b_hh = torch.tensor([0.0, 0.0, 0.7, 0.0]).repeat_interleave(hidden)
     h_new, c_new = _cell(module, x, h, c, w_ih, w_hh, b_ih, b_hh)
     want_c = torch.full_like(c, math.tanh(0.7))
-    expect(_max_diff(c_new, want_c) < 1e-6 and _max_diff(h_new, torch.tanh(want_c)) < 1e-6,
+    expect(max_diff(c_new, want_c) < 1e-6 and max_diff(h_new, torch.tanh(want_c)) < 1e-6,
            "with the forget gate closed and the input/output gates open, the old cell should be "
            "replaced by the candidate; check the gate order and that both biases are added")
 
@@ -281,10 +278,10 @@ def run_lstm_outputs(module):
         x, h0, c0 = _sequence(600 + seed, batch, time, input_size, hidden)
         outputs, _, _ = _run(module, lstm, x, h0, c0)
         ref, _, _ = _reference_run(lstm, x, h0, c0)
-        expect(_max_diff(outputs[:, 0], ref[:, 0]) < 1e-5,
+        expect(max_diff(outputs[:, 0], ref[:, 0]) < 1e-5,
                "the first time step is already wrong; make sure the loop starts from h0 and c0 "
                "and that lstm_cell passes its own checks")
-        expect(_max_diff(outputs, ref) < 1e-5,
+        expect(max_diff(outputs, ref) < 1e-5,
                "the first step is right but later ones are not; feed each step the state returned "
                "by the previous one, and stack the hidden states along dim 1 in time order")
 
@@ -297,8 +294,8 @@ def run_lstm_final_state(module):
     outputs, h_T, c_T = _run(module, lstm, x, h0, c0)
     _, h_ref, c_ref = _reference_run(lstm, x, h0, c0)
     after = " (if the outputs check fails too, fix that first)"
-    expect(_max_diff(h_T, h_ref) < 1e-5, "h_T should be the hidden state after the last time step" + after)
-    expect(_max_diff(c_T, c_ref) < 1e-5, "c_T should be the cell after the last time step" + after)
+    expect(max_diff(h_T, h_ref) < 1e-5, "h_T should be the hidden state after the last time step" + after)
+    expect(max_diff(c_T, c_ref) < 1e-5, "c_T should be the cell after the last time step" + after)
 
 
 @check("run_lstm handles one step and one sequence, and leaves h0/c0 untouched")
@@ -311,7 +308,7 @@ def run_lstm_edge_cases(module):
         outputs, h_T, c_T = _run(module, lstm, x, h0, c0, copy_inputs=False)
         expect(all(torch.equal(a, b) for a, b in zip((x, h0, c0), saved)),
                "your run_lstm modified x, h0 or c0 in place; build new tensors instead")
-        expect(max(_max_diff(outputs, ref), _max_diff(h_T, h_ref), _max_diff(c_T, c_ref)) < 1e-5,
+        expect(max(max_diff(outputs, ref), max_diff(h_T, h_ref), max_diff(c_T, c_ref)) < 1e-5,
                f"wrong result for batch={batch}, time={time}; if the other run_lstm checks pass, "
                "look for dimensions of size 1 being squeezed away or a loop that skips a step")
 

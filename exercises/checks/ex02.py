@@ -19,8 +19,10 @@ from exercises.checks.common import (
     expect,
     expect_pair,
     expect_tensor,
+    finite,
     generator,
     get_function,
+    max_diff,
 )
 
 # ----------------------------------------------------------------------------- helpers
@@ -114,16 +116,6 @@ def _attend(module, h, scores, allowed, copy_inputs: bool = True):
     return weights, context
 
 
-def _max_diff(a, b) -> float:
-    if a.numel() == 0:
-        return 0.0
-    return (a.detach().double() - b.detach().double()).abs().max().item()
-
-
-def _finite(t: torch.Tensor) -> bool:
-    return bool(torch.isfinite(t.detach()).all())
-
-
 # ----------------------------------------------------------------------------- causal_memory_mask
 
 
@@ -189,15 +181,15 @@ def scores_match_reference(module):
         W_s, W_q, v, _, _ = _params(30 + seed, hidden, attn)
         got = _scores(module, h, W_s, W_q, v)
         want = _reference_scores(h, W_s, W_q, v)
-        if _max_diff(got, want) < 1e-9:
+        if max_diff(got, want) < 1e-9:
             continue
         shape = f" (batch={batch}, time={time}, hidden={hidden}, attn={attn})"
-        if _max_diff(got, want.transpose(1, 2)) < 1e-9:
+        if max_diff(got, want.transpose(1, 2)) < 1e-9:
             raise CheckFailed("your scores are transposed (which is the same as exchanging the roles of "
                               "W_s and W_q): the middle axis should be the query step t, the last axis the "
                               "memory slot i, and W_s transforms the slot" + shape)
         single = (torch.tanh(h @ W_s.T) @ v)[:, None, :].expand(-1, time, -1)  # (batch, time, time)
-        if _max_diff(got, single) < 1e-9:
+        if max_diff(got, single) < 1e-9:
             raise CheckFailed("these are the single scores of Eq. 9, the same for every query; "
                               "Eq. 10 also involves the query step" + shape)
         raise CheckFailed("your scores differ from the reference" + shape + "; check where the tanh is "
@@ -231,7 +223,7 @@ def scores_edge_cases_and_gradients(module):
         h = _hidden(50 + seed, batch, time, hidden)
         W_s, W_q, v, _, _ = _params(60 + seed, hidden, attn)
         got = _scores(module, h, W_s, W_q, v)
-        expect(_max_diff(got, _reference_scores(h, W_s, W_q, v)) < 1e-9,
+        expect(max_diff(got, _reference_scores(h, W_s, W_q, v)) < 1e-9,
                f"wrong scores for batch={batch}, time={time}; if the other combined_scores checks pass, "
                "look for dimensions of size 1 being squeezed away")
     leaves = [t.clone().requires_grad_() for t in (_hidden(70, 2, 4, 3), *_params(71, 3, 5)[:3])]
@@ -249,7 +241,7 @@ def scores_edge_cases_and_gradients(module):
     keys, queries = h @ W_s.T, h @ W_q.T
     ref = torch.tanh(keys[:, None] + queries[:, :, None]) @ v
     (ref * weights).sum().backward()
-    wrong = [n for n, t, r in zip(names, leaves, ref_leaves) if _max_diff(t.grad, r.grad) > 1e-9]
+    wrong = [n for n, t, r in zip(names, leaves, ref_leaves) if max_diff(t.grad, r.grad) > 1e-9]
     expect(not wrong, f"gradients with respect to {', '.join(wrong)} differ from the reference")
 
 
@@ -269,19 +261,19 @@ def attend_matches_reference(module):
         h, scores, allowed = _attend_inputs(80 + 10 * seed, batch, time, hidden)
         weights, context = _attend(module, h, scores, allowed)
         want = masked_softmax(scores, allowed)
-        expect(_finite(weights), "some weights are NaN or infinite (the attend checks on empty memories "
+        expect(finite(weights), "some weights are NaN or infinite (the attend checks on empty memories "
                "and extreme scores say more)")
         expect(not bool((weights[~allowed] != 0).any()),
                "a disallowed slot got a non-zero weight; it must get exactly 0")
         sums = weights.sum(-1)  # (batch, time)
         nonempty = allowed.any(-1)
-        expect(_max_diff(sums[nonempty], torch.ones_like(sums[nonempty])) < 1e-9,
+        expect(max_diff(sums[nonempty], torch.ones_like(sums[nonempty])) < 1e-9,
                "a row with allowed slots does not sum to 1; normalise over the memory slots "
                "(the last axis), counting the allowed slots only")
-        expect(_max_diff(weights, want) < 1e-9,
+        expect(max_diff(weights, want) < 1e-9,
                "the rows sum to 1 but the weights are not a softmax of the scores over the allowed "
                "slots (Eq. 4)")
-        expect(_max_diff(context, want @ h) < 1e-9,
+        expect(max_diff(context, want @ h) < 1e-9,
                "the weights are right but the context is not; c_t is the sum of the memory vectors "
                "h_i weighted by row t of the weights")
 
@@ -292,7 +284,7 @@ def attend_empty_memory(module):
         h, scores, allowed = _attend_inputs(120 + 10 * seed, batch, time, hidden)
         h, scores = h.requires_grad_(), scores.requires_grad_()
         weights, context = _attend(module, h, scores, allowed, copy_inputs=False)
-        expect(_finite(weights) and _finite(context),
+        expect(finite(weights) and finite(context),
                "NaN or inf in the result: step 0 has no allowed slot, and a softmax over nothing is 0/0; "
                "an empty memory must give all-zero weights")
         expect(not bool(weights[:, 0].any()) and not bool(context[:, 0].any()),
@@ -306,7 +298,7 @@ def attend_empty_memory(module):
         loss.backward()
         expect(h.grad is not None and scores.grad is not None,
                "no gradient reaches " + ("h" if h.grad is None else "the scores"))
-        expect(_finite(h.grad) and _finite(scores.grad),
+        expect(finite(h.grad) and finite(scores.grad),
                "the values are fine but the gradients contain NaN or inf: a NaN computed along the way "
                "(e.g. a softmax over a row with nothing allowed) comes back in the backward pass even "
                "when you replace it afterwards; avoid creating it in the first place")
@@ -322,22 +314,22 @@ def attend_extreme_scores(module):
     for fill in (1e4, -1e4, float("-inf"), float("inf")):
         extreme = scores.masked_fill(~allowed, fill)
         weights, context = _attend(module, h, extreme, allowed)
-        expect(_finite(weights) and _finite(context),
+        expect(finite(weights) and finite(context),
                f"NaN or inf in the result when the disallowed scores are {fill}; exp(1e4) is inf and "
                "inf * 0 is NaN, so keep disallowed scores out of every exp and sum")
-        expect(_max_diff(weights, baseline_weights) < 1e-9 and _max_diff(context, baseline_context) < 1e-9,
+        expect(max_diff(weights, baseline_weights) < 1e-9 and max_diff(context, baseline_context) < 1e-9,
                f"the result changed when only the disallowed scores were set to {fill}; "
                "scores of disallowed pairs must not matter at all")
     want = masked_softmax(scores, allowed)
-    expect(_max_diff(baseline_weights, want) < 1e-9 and _max_diff(baseline_context, want @ h) < 1e-9,
+    expect(max_diff(baseline_weights, want) < 1e-9 and max_diff(baseline_context, want @ h) < 1e-9,
            "disallowed scores are ignored, but the result itself is wrong; fix the first attend check")
     for scale in (1e3, 1e4):  # huge allowed scores: the softmax must not overflow
         big = scores * scale + 5 * scale
         weights, context = _attend(module, h, big, allowed)
-        expect(_finite(weights) and _finite(context),
+        expect(finite(weights) and finite(context),
                f"NaN or inf in the result with allowed scores around {scale:g}: exp overflows; "
                "a softmax is unchanged when the same number is subtracted from a whole row")
-        expect(_max_diff(weights, masked_softmax(big, allowed)) < 1e-9,
+        expect(max_diff(weights, masked_softmax(big, allowed)) < 1e-9,
                f"wrong weights with allowed scores around {scale:g}; look for precision lost in exp")
 
 
@@ -358,16 +350,16 @@ def pipeline_matches_head(module):
         expect(torch.equal(allowed, _reference_mask(mask, batch, time)),
                "your mask differs from the head's on a padded batch; see the causal_memory_mask checks")
         scores = _scores(module, h, W_s, W_q, v)
-        expect(_max_diff(scores.tril(-1), head.scores(h)) < 1e-5,  # the head computes only i < t
+        expect(max_diff(scores.tril(-1), head.scores(h)) < 1e-5,  # the head computes only i < t
                "your float32 scores differ from the head's; see the combined_scores checks")
         weights, context = _attend(module, h, scores, allowed)
         expect(weights.dtype == dtype and context.dtype == dtype,
                f"float32 inputs gave weights {weights.dtype} and context {context.dtype}; keep the dtype of the inputs")
-        expect(_max_diff(weights, ref.attention) < 1e-5,
+        expect(max_diff(weights, ref.attention) < 1e-5,
                "your attention weights differ from the head's; see the attend checks")
         with torch.no_grad():
             out = torch.tanh(head.W_c(torch.cat([h, context], dim=-1)))  # Eq. 7
-        expect(_max_diff(out, ref.output) < 1e-5,
+        expect(max_diff(out, ref.output) < 1e-5,
                "the weights match but the head's output, computed from your context, does not")
 
 

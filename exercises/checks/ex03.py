@@ -21,24 +21,16 @@ from exercises.checks.common import (
     expect,
     expect_pair,
     expect_tensor,
+    finite,
     generator,
     get_function,
+    max_diff,
 )
 
 KINDS = list(WINDOW_KINDS)  # "attention", "key-value", "key-value-predict"
 PARAM_NAMES = ["W_Y", "W_h", "w", "W_r", "W_x"]
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _max_diff(a, b) -> float:
-    if a.numel() == 0:
-        return 0.0
-    return (a.detach().double() - b.detach().double()).abs().max().item()
-
-
-def _finite(t: torch.Tensor) -> bool:
-    return bool(torch.isfinite(t.detach()).all())
 
 
 def _params(seed: int, k: int, dtype=torch.float64) -> dict:
@@ -253,7 +245,7 @@ def extend_first_segment(module):
                    "mask is None)")
             expect(torch.equal(seq[:, window:], h),
                    "the last `time` positions of seq should be this segment's outputs h, in order")
-            expect(_finite(seq), "seq contains NaN or inf; fill the slots that do not exist yet with zeros")
+            expect(finite(seq), "seq contains NaN or inf; fill the slots that do not exist yet with zeros")
 
 
 @check("extend_with_memory carries the previous window, and a reset forgets it for that row only")
@@ -269,7 +261,7 @@ def extend_next_segment(module):
         expect(torch.equal(valid, want_valid),
                "the validity is wrong: a carried slot is valid only if it was valid before and its row does "
                "not start a new document; the segment's positions follow mask")
-        expect(_max_diff(seq[want_valid], want_seq[want_valid]) == 0,
+        expect(max_diff(seq[want_valid], want_seq[want_valid]) == 0,
                "seq is wrong: the carried outputs come first (oldest first, as stored), then this segment's h")
     h, mask, memory, reset = _segment(40, 3, 4, 2, 2)
     h, past = h.clone().requires_grad_(), memory[0].clone().requires_grad_()
@@ -345,35 +337,35 @@ def attention_matches_head(module):
         key, value, predict, valid, params, ref = _attention_inputs(70 + 10 * seed, kind, batch, time, k, window)
         out, alpha = _attend(module, key, value, predict, valid, params)
         where = f" ({kind}, batch={batch}, time={time}, k={k}, window={window})"
-        if _max_diff(alpha, ref.attention) < 1e-9 and _max_diff(out, ref.output) < 1e-9:
+        if max_diff(alpha, ref.attention) < 1e-9 and max_diff(out, ref.output) < 1e-9:
             continue
-        expect(_finite(alpha) and _finite(out), "NaN or inf in the result" + where + "; the check on empty windows "
+        expect(finite(alpha) and finite(out), "NaN or inf in the result" + where + "; the check on empty windows "
                "says more")
         allowed = window_mask(valid, window, time)
-        if _max_diff(alpha, ref.attention.flip(-1)) < 1e-9:
+        if max_diff(alpha, ref.attention.flip(-1)) < 1e-9:
             raise CheckFailed("your weights are in reverse slot order (newest first)" + where + "; slot 0 of the "
                               "window is the oldest output h_{t-L}")
         for mask_shift in (1, 0):
             shifted_out, shifted_alpha = _variant(key, value, predict, valid, params, shift=1, mask_shift=mask_shift)
-            if _max_diff(alpha, shifted_alpha) < 1e-9 or _max_diff(out, shifted_out) < 1e-9:
+            if max_diff(alpha, shifted_alpha) < 1e-9 or max_diff(out, shifted_out) < 1e-9:
                 raise CheckFailed("your window is one step late: it holds h_t and loses h_{t-L}" + where + "; the "
                                   "current step is the query, never a slot of its own window")
         if bool(alpha[~allowed].any()):
             all_out, all_alpha = _variant(key, value, predict, valid, params, softmax="all")
-            if _max_diff(alpha, all_alpha) < 1e-9:
+            if max_diff(alpha, all_alpha) < 1e-9:
                 raise CheckFailed("your softmax also gives weight to slots that do not exist (before the document "
                                   "start, padding)" + where + "; they must get exactly 0")
             raise CheckFailed("a disallowed slot got a non-zero weight" + where + "; use the window mask")
         sums = alpha.sum(-1)  # (batch, time)
         has_slot = allowed.any(-1)
-        if _max_diff(sums[has_slot], torch.ones_like(sums[has_slot])) > 1e-9:
+        if max_diff(sums[has_slot], torch.ones_like(sums[has_slot])) > 1e-9:
             _, batch_alpha = _variant(key, value, predict, valid, params, softmax="batch")
-            if _max_diff(alpha, batch_alpha) < 1e-9:
+            if max_diff(alpha, batch_alpha) < 1e-9:
                 raise CheckFailed("your weights are normalised across the batch: each step's weights must sum to 1 "
                                   "over its own window (the last axis), independently of the other sequences" + where)
             raise CheckFailed("the weights of a step with allowed slots do not sum to 1 over its window" + where +
                               "; normalise over the last axis, for every sequence and step separately")
-        if _max_diff(alpha, ref.attention) > 1e-9:
+        if max_diff(alpha, ref.attention) > 1e-9:
             raise CheckFailed("your weights are a softmax over the window but of the wrong scores" + where + "; "
                               "check Eq. 1-2 / 7-8: which vector is compared with the window, and where the tanh goes")
         raise CheckFailed("the weights are right but h* is not" + where + "; check Eq. 3 / 9 (which part is read "
@@ -389,12 +381,12 @@ def attention_empty_window(module):
         valid[:, :window] = False  # every row starts a document: step 0 has nothing to look at
         key, value, predict = (t.clone().requires_grad_() for t in (key, value, predict))
         out, alpha = _attend(module, key, value, predict, valid, params, copy_inputs=False)
-        expect(_finite(alpha) and _finite(out),
+        expect(finite(alpha) and finite(out),
                "NaN or inf in the result: at a document start step 0 has no allowed slot, and a softmax over "
                "nothing is 0/0; an empty window must give all-zero weights")
         expect(not bool(alpha[:, 0].any()), "step 0 of a document has an empty window: its weights must be all 0")
         bare = torch.tanh(predict[:, 0] @ params["W_x"].T)  # r = 0
-        expect(_max_diff(out[:, 0], bare) < 1e-9,
+        expect(max_diff(out[:, 0], bare) < 1e-9,
                "with an empty window the context r_t is 0, so h*_t = tanh(W^x p_t); your step 0 differs")
         expect(out.requires_grad and alpha.requires_grad,
                "the results do not require grad although the inputs do; avoid .detach(), .data, numpy and "
@@ -405,14 +397,14 @@ def attention_empty_window(module):
         loss.backward()
         grads = [t.grad for t in (key, value, predict)]
         expect(all(gr is not None for gr in grads), "no gradient reaches the keys, values or predict parts")
-        expect(all(_finite(gr) for gr in grads),
+        expect(all(finite(gr) for gr in grads),
                "the values are fine but the gradients contain NaN or inf: a NaN created along the way (e.g. "
                "a softmax over a row with nothing allowed) comes back in the backward pass even if you replace "
                "it afterwards; avoid creating it")
     key, value, predict, valid, params, _ = _attention_inputs(150, "attention", 3, 4, 3, 3)
     params = dict(params, w=params["w"] * 1e4)  # scores in the thousands: exp overflows without a shift
     out, alpha = _attend(module, key, value, predict, valid, params)
-    expect(_finite(out) and _finite(alpha),
+    expect(finite(out) and finite(alpha),
            "NaN or inf with large scores (w scaled by 1e4): exp overflows; a softmax does not change when "
            "the same number is subtracted from a whole row")
 
@@ -427,17 +419,17 @@ def attention_causal(module):
     changed_value = value.clone()
     changed_value[:, window + t0] += noise  # v_{t0}
     out_v, _ = _attend(module, key, changed_value, predict, valid, params)
-    expect(_max_diff(out_v[:, :t0 + 1], out[:, :t0 + 1]) < 1e-12,
+    expect(max_diff(out_v[:, :t0 + 1], out[:, :t0 + 1]) < 1e-12,
            f"changing v_{t0} changed h* at step {t0} or earlier; the window of step t holds outputs before t "
            "only, and a value is never a query")
-    expect(_max_diff(out_v[:, t0 + 1], out[:, t0 + 1]) > 1e-9,
+    expect(max_diff(out_v[:, t0 + 1], out[:, t0 + 1]) > 1e-9,
            f"changing v_{t0} did not change h* at step {t0 + 1}, whose window holds it as the newest slot")
     changed_key = key.clone()
     changed_key[:, window + t0] += noise  # k_{t0}
     out_k, alpha_k = _attend(module, changed_key, value, predict, valid, params)
-    expect(_max_diff(alpha_k[:, :t0], alpha[:, :t0]) < 1e-12 and _max_diff(out_k[:, :t0], out[:, :t0]) < 1e-12,
+    expect(max_diff(alpha_k[:, :t0], alpha[:, :t0]) < 1e-12 and max_diff(out_k[:, :t0], out[:, :t0]) < 1e-12,
            f"changing k_{t0} changed an earlier step: a step must never see the future")
-    expect(_max_diff(alpha_k[:, t0], alpha[:, t0]) > 1e-9,
+    expect(max_diff(alpha_k[:, t0], alpha[:, t0]) > 1e-9,
            f"changing k_{t0} did not change the weights of step {t0}: the current key is the query (W^h k_t)")
 
 
@@ -478,15 +470,15 @@ def pipeline_matches_head(module):
             memory = (seq[:, -window:], valid[:, -window:])  # what the head hands to the next segment
         where = f" ({kind}, window={window})"
         for i, ((out, alpha), ref) in enumerate(zip(outs, (ref1, ref2))):
-            expect(_max_diff(alpha, ref.attention) < 1e-5,
+            expect(max_diff(alpha, ref.attention) < 1e-5,
                    f"your weights in segment {i + 1} differ from the head's" + where +
                    ("; the window must be carried across the cut" if i else ""))
-            expect(_max_diff(out, ref.output) < 1e-5, f"your h* in segment {i + 1} differs from the head's" + where)
+            expect(max_diff(out, ref.output) < 1e-5, f"your h* in segment {i + 1} differs from the head's" + where)
         sum((o * wt).sum() for (o, _), wt in zip(outs, weights)).backward()
         for name, t, want in zip(("first", "second"), mine, ref_grads):
-            expect(t.grad is not None and _finite(t.grad),
+            expect(t.grad is not None and finite(t.grad),
                    f"no finite gradient reaches the {name} segment's outputs" + where)
-            expect(_max_diff(t.grad, want) < 1e-5,
+            expect(max_diff(t.grad, want) < 1e-5,
                    f"gradients with respect to the {name} segment's outputs differ from the head's" + where +
                    "; the values agree, so look for a detach or an in-place change")
 

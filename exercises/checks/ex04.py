@@ -11,7 +11,8 @@ import torch
 
 from mlm.models.recurrent_memory import MemoryBlock, memory_window, temporal_rows
 
-from exercises.checks.common import CheckFailed, check, expect, expect_pair, expect_tensor, generator, get_function
+from exercises.checks.common import (CheckFailed, check, expect, expect_pair, expect_tensor, generator, get_function,
+                                      max_diff)
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -74,10 +75,6 @@ def _compose(module, s, h, params):
     fn = get_function(module, "gated_composition")
     out = fn(s, h, **params)
     return expect_tensor(out, tuple(h.shape), "gated_composition's result")
-
-
-def _max_diff(a, b) -> float:
-    return (a.detach().double() - b.detach().double()).abs().max().item() if a.numel() else 0.0
 
 
 # ----------------------------------------------------------------------------- memory_window
@@ -177,15 +174,15 @@ def gate_matches_reference(module):
         s, h = torch.randn(*shape, generator=g, dtype=torch.float64), torch.randn(*shape, generator=g, dtype=torch.float64)
         got = _compose(module, s, h, params)
         want = _block(params).compose(s, h)
-        if _max_diff(got, want) < 1e-9:
+        if max_diff(got, want) < 1e-9:
             continue
         z = torch.sigmoid(s @ params["W_z"].T + params["b_z"] + h @ params["U_z"].T)
         h_tilde = (want - (1 - z) * h) / z
-        if _max_diff(got, z * h + (1 - z) * h_tilde) < 1e-9:
+        if max_diff(got, z * h + (1 - z) * h_tilde) < 1e-9:
             raise CheckFailed("z and 1 - z are exchanged: z is the share of the new candidate h~ (Eq. 7)")
         r = torch.sigmoid(s @ params["W_r"].T + params["b_r"] + h @ params["U_r"].T)
         other = torch.tanh(s @ params["W"].T + params["b"] + r * (h @ params["U"].T))
-        if _max_diff(got, (1 - z) * h + z * other) < 1e-9:
+        if max_diff(got, (1 - z) * h + z * other) < 1e-9:
             raise CheckFailed("the reset gate must multiply h before U is applied: U (r * h), not r * (U h)")
         raise CheckFailed(f"your result differs from Eq. 4-7 (shape {shape}); check each gate and which of "
                           "s and h every matrix reads")
@@ -225,9 +222,9 @@ def pipeline_matches_block(module):
         s = torch.einsum("btn,btnd->btd", p, block.C(ids))
         out = _compose(module, s, h, params)
     real = mask[..., None]
-    expect(_max_diff(p * real, want_p * real) < 1e-5, "the attention built from your window and rows differs from "
+    expect(max_diff(p * real, want_p * real) < 1e-5, "the attention built from your window and rows differs from "
            "the block's; see the memory_window and temporal_rows checks")
-    expect(_max_diff(out * real, want_out * real) < 1e-5,
+    expect(max_diff(out * real, want_out * real) < 1e-5,
            "the attention matches but the block's output, computed with your gate, does not")
 
 
