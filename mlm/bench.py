@@ -15,8 +15,7 @@ import time
 import torch
 
 from mlm.configs import get_preset
-from mlm.evaluation import masked_nll
-from mlm.training import build_batches, build_model, build_optimizer, load_data
+from mlm.training import build_batches, build_model, build_optimizer, load_data, training_forward
 from mlm.utils import choose_device, set_seed
 
 
@@ -57,15 +56,8 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
     def step(batch, train: bool):
         batch = batch.to(device)
         if train:
-            inputs, targets = batch.inputs, batch.targets
-            reg = getattr(model, "regularizer", None)
-            if reg is not None:  # embedding regularizers (chapter 5) draw their noise here
-                inputs, targets = reg.prepare(inputs, targets, batch.mask)
-            out = model(inputs, reset=batch.reset, mask=batch.mask)
-            loss = masked_nll(out.logits.float(), targets, batch.mask) / batch.inputs.size(0)
-            penalty = reg.penalty(model) if reg is not None else None
-            if penalty is not None:
-                loss = loss + penalty
+            _, nll, penalty = training_forward(model, batch)
+            loss = nll / batch.inputs.size(0) + (penalty if penalty is not None else 0.0)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.clip or 1e9)

@@ -179,6 +179,21 @@ def scheduled_lr(cfg: Config, epoch: int) -> float:
 
 
 # -- one epoch --------------------------------------------------------------------------
+def training_forward(model, batch, state=None, memory=None):
+    """One training forward pass: ``(output, summed NLL, regularizer penalty or None)``.
+
+    An embedding regularizer (chapter 5) first draws its noise: data noising replaces the inputs
+    (and, for Kneser-Ney, the targets); smoothing notes the targets whose output rows it draws.
+    """
+    inputs, targets = batch.inputs, batch.targets
+    reg = getattr(model, "regularizer", None)
+    if reg is not None:
+        inputs, targets = reg.prepare(inputs, targets, batch.mask)
+    out = model(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+    nll = masked_nll(out.logits.float(), targets, batch.mask)
+    return out, nll, (reg.penalty(model) if reg is not None else None)
+
+
 def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progress=None,
                 epoch: int = 0) -> EvalResult:
     """One pass over ``batches``; returns the training NLL and token count."""
@@ -194,16 +209,10 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
         batch = batch.to(device)
         if not batches.carry_state:
             state = memory = None
-        inputs, targets = batch.inputs, batch.targets
-        reg = getattr(model, "regularizer", None)
-        if reg is not None:  # data noising replaces inputs (and targets); smoothing notes the targets
-            inputs, targets = reg.prepare(inputs, targets, batch.mask)
-        out = model(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
-        nll = masked_nll(out.logits.float(), targets, batch.mask)
+        out, nll, penalty = training_forward(model, batch, state, memory)
         # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
         # "token_mean": averaged over every scored token.
         loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
-        penalty = reg.penalty(model) if reg is not None else None
         if penalty is not None:  # variational smoothing's data-dependent L2 (the KL term)
             loss = loss + penalty
         optimizer.zero_grad(set_to_none=True)
@@ -449,7 +458,7 @@ def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str
         cfg.data.data_dir = str(data_dir)
     device = choose_device(device or cfg.train.device)
     corpus = load_data(cfg)
-    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id).to(device)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).to(device)
     weights_path = path if path.is_file() else run_dir / ("best.pt" if weights == "best" else "checkpoint.pt")
     if not weights_path.is_file():
         raise CheckpointError(f"{weights_path} does not exist; the run has not finished an epoch yet "

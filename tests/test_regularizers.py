@@ -317,3 +317,15 @@ def test_mode_prediction_and_proper_sampled_softmax():
         smooth.regularizer.sampling = True
         probs = smooth(tokens).logits.softmax(-1)
     torch.testing.assert_close(probs.sum(-1), torch.ones(3, 5))
+
+
+def test_load_run_rebuilds_a_count_based_regularizer(tmp_path):
+    """A finished run with data noising reads back: its proposal is counted again from the corpus."""
+    from mlm.training import load_run, train
+
+    cfg = mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "noise", "train.epochs": 1})
+    run = train(cfg, run_dir=tmp_path / "run", progress=False)
+    loaded = load_run(tmp_path / "run")
+    assert loaded.model.regularizer is not None
+    for a, b in zip(run.model.state_dict().values(), loaded.model.state_dict().values()):
+        assert torch.equal(a.cpu(), b.cpu())
