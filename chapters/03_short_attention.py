@@ -53,7 +53,7 @@ from mlm.book import record
 from mlm.configs import DANILUK_RESULTS
 from mlm.data import DocumentBatches
 from mlm.models.short_attention import NgramHead, WindowAttentionHead, window_mask
-from mlm.plots import learning_curves
+from mlm.plots import attention_heatmap, learning_curves
 from mlm.utils import set_seed
 
 set_seed(seed)
@@ -369,42 +369,35 @@ for label, prof in profiles.items():
 # the diagonal are its window.
 
 # %%
-def article_attention(model, batches, row=0, steps=40):
-    """Inputs and a (steps, steps) matrix of the weights over the window for one batch row."""
+def article_probe(model, batches, row=0, steps=40):
+    """The first ``steps`` inputs of one batch row's first article, the words they predict, and a
+    (steps, steps) matrix that puts each step's window weights on the inputs they belong to."""
     model.eval()
     state = memory = None
-    words, matrix = [], torch.zeros(steps, steps)
+    inputs, targets, weights = [], [], []
     with torch.no_grad():
-        for batch in batches:
-            if batch.reset[row] and words:
+        for batch in batches:  # the row's article continues in the next batches until its next reset
+            if batch.reset[row] and inputs:
                 break
             out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
             state, memory = out.state, out.memory
-            for t in range(batch.inputs.size(1)):
-                if len(words) >= steps or not batch.mask[row, t]:
-                    break
-                i = len(words)
-                L = out.attention.size(-1)
-                for j in range(L):
-                    if 0 <= i - L + j:
-                        matrix[i, i - L + j] = out.attention[row, t, j]
-                words.append(corpus.vocab.itos[int(batch.inputs[row, t])])
-            if len(words) >= steps:
+            real = batch.mask[row]
+            inputs += batch.inputs[row, real].tolist()
+            targets += batch.targets[row, real].tolist()
+            weights.append(out.attention[row, real])  # (real steps, L)
+            if len(inputs) >= steps:
                 break
-    return words, matrix[:len(words), :len(words)]
+    weights = torch.cat(weights)[:steps]  # (n, L): slot j of step t holds input t - L + j
+    n, L = weights.shape
+    padded = torch.zeros(n, L + n)  # column L + i is input i; the first L columns lie before the article
+    for j in range(L):  # one window slot at a time, all steps at once
+        padded[torch.arange(n), torch.arange(n) + j] = weights[:, j]
+    itos = corpus.vocab.itos
+    return {"attention": padded[:, L:], "inputs": [itos[i] for i in inputs[:n]], "targets": [itos[i] for i in targets[:n]]}
 
 
-words, matrix = article_attention(runs["kvp", 15].model, test_batches)
-fig, ax = plt.subplots(figsize=(9, 7))
-image = ax.imshow(matrix.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-ax.set_xticks(range(len(words)))
-ax.set_xticklabels(words, rotation=90, fontsize=7)
-ax.set_yticks(range(len(words)))
-ax.set_yticklabels(words, fontsize=7)
-ax.set_xlabel("earlier inputs (memory)")
-ax.set_ylabel("input at the step being predicted from")
-ax.set_title(f"Figure 3a analogue: Key-Value-Predict, L = 15, first test article ({size})", fontsize=10)
-plt.colorbar(image, ax=ax, fraction=0.03)
+probe = article_probe(runs["kvp", 15].model, test_batches)
+attention_heatmap(probe, title=f"Figure 3a analogue: Key-Value-Predict, L = 15, first test article ({size})")
 plt.show()
 
 # %% [markdown]

@@ -14,10 +14,10 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
 import torch
 
 from mlm.data.batching import Batches
+from mlm.plots import attention_heatmap
 
 
 @dataclass
@@ -158,22 +158,8 @@ def probe_memory_sentence(model, vocab, words: list[str], top: int = 5, device=N
 
 def memory_heatmap(probe: dict, title: str = "", ax=None):
     """Rows: the word being predicted; columns: the inputs in memory (the current one on the diagonal)."""
-    import numpy as np
-
-    weights = probe["attention"].numpy()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
-    shown = np.ma.masked_where(np.triu(np.ones_like(weights), k=1) > 0, weights)  # the future is blank
-    image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=max(float(weights.max()), 1e-6), aspect="auto")
-    ax.set_xticks(range(len(probe["inputs"])))
-    ax.set_xticklabels(probe["inputs"], rotation=90, fontsize=8)
-    ax.set_yticks(range(len(probe["targets"])))
-    ax.set_yticklabels(probe["targets"], fontsize=8)
-    ax.set_xlabel("memory: the inputs up to and including the current one")
-    ax.set_ylabel("word being predicted")
-    ax.set_title(title, fontsize=10)
-    plt.colorbar(image, ax=ax, fraction=0.03)
-    return ax
+    return attention_heatmap(probe, title, ax, include_current=True, vmax=None,
+                             xlabel="memory: the inputs up to and including the current one")
 
 
 def perplexity_of(collected: MemoryAttention) -> float:

@@ -37,20 +37,28 @@ def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
     return ax
 
 
-def attention_heatmap(probe: dict, title: str = "", ax=None):
-    """Salton et al.'s Figures 2-3: rows are predicted words, columns the earlier inputs attended to."""
+def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
+                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0):
+    """Attention of a sequence: rows are predicted words, columns the inputs attended to.
+
+    Salton et al.'s Figures 2-3 and Daniluk et al.'s Figure 3a (the memory holds earlier inputs
+    only); Tran et al.'s Figure 4 with ``include_current`` (the current input is in memory, on the
+    diagonal). ``vmax=None`` scales the colours to the largest weight.
+    """
     import numpy as np
 
     weights = probe["attention"].numpy()
     if ax is None:
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
-    shown = np.ma.masked_where(np.triu(np.ones_like(weights), k=0) > 0, weights)  # nothing at i >= t
-    image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
+    shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
+    top = max(float(weights.max()), 1e-6) if vmax is None else vmax
+    image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=top, aspect="auto")
     ax.set_xticks(range(len(probe["inputs"])))
     ax.set_xticklabels(probe["inputs"], rotation=90, fontsize=8)
     ax.set_yticks(range(len(probe["targets"])))
     ax.set_yticklabels(probe["targets"], fontsize=8)
-    ax.set_xlabel("memory: earlier inputs")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("word being predicted")
     ax.set_title(title, fontsize=10)
     plt.colorbar(image, ax=ax, fraction=0.03)
