@@ -439,7 +439,8 @@ for _corpus in SALTON_CORPORA:
 # the documents here; PTB, which has no documents, runs as one stream with the window carried through.
 # The paper says nothing of dropout, epochs or stopping: no dropout, and at most 20 epochs with early
 # stopping after 3 epochs without a better validation perplexity (our choice).
-DANILUK_KINDS = {"attention": ("attention", 296), "kv": ("key-value", 560), "kvp": ("key-value-predict", 834)}
+DANILUK_KINDS = {  # short name -> (model.window_kind, hidden size, parts the output splits into)
+    "attention": ("attention", 296, 1), "kv": ("key-value", 560, 2), "kvp": ("key-value-predict", 834, 3)}
 DANILUK_NGRAM_HIDDEN = {2: 564, 3: 786, 4: 969, 5: 1120}
 DANILUK_WINDOWS = (1, 5, 10, 15)
 DANILUK_RESULTS = {  # Figure 2a (test, by window), 2b and 2c (dev, test), Wikipedia corpus
@@ -461,15 +462,16 @@ _REDUCED_DANILUK = {"data.max_document_tokens": 100, "data.vocab_size": 10_000, 
 _REDUCED_DANILUK_CORPUS = {"wt2": {}, "ptb": {"data.max_document_tokens": None, "data.max_train_tokens": 60_000}}
 
 
-def _daniluk_preset(corpus_key: str, head: str, hidden: int, what: str, paper_key) -> Callable[[], Config]:
+def _daniluk_preset(corpus_key: str, what: str, paper_key, **model_fields) -> Callable[[], Config]:
     corpus, protocol = DANILUK_CORPORA[corpus_key]
 
     def build() -> Config:
         cfg = Config(
-            description=f"Daniluk et al. (2017) {what}, 300-d words, 1x{hidden} LSTM, {corpus}, {protocol} protocol",
+            description=f"Daniluk et al. (2017) {what}, 300-d words, 1x{model_fields['hidden_size']} LSTM, {corpus}, "
+                        f"{protocol} protocol",
             data=DataConfig(corpus=corpus, protocol=protocol, batch_size=64, bptt=20, eval_batch_size=64),
-            model=ModelConfig(head=head, embed_size=300, hidden_size=hidden, num_layers=1, dropout=0.0,
-                              init_range=0.1, forget_bias=1.0),
+            model=ModelConfig(embed_size=300, num_layers=1, dropout=0.0, init_range=0.1, forget_bias=1.0,
+                              **model_fields),
             train=TrainConfig(optimizer="adam", lr=0.001, epochs=20, schedule="constant", early_stop_patience=3,
                               clip=5.0, loss_reduction="token_mean"),
         )
@@ -481,40 +483,24 @@ def _daniluk_preset(corpus_key: str, head: str, hidden: int, what: str, paper_ke
     return build
 
 
-def _reduced_hidden(hidden: int, parts: int) -> int:
-    """A third of the paper's hidden size, rounded to a multiple of the head's parts."""
-    return max(parts, round(hidden / 3 / parts) * parts)
+def _daniluk_reduced(corpus_key: str, hidden: int, parts: int) -> dict:
+    """The reduced overrides: a third of the paper's hidden size, rounded to a multiple of the head's parts."""
+    return {**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[corpus_key],
+            "model.hidden_size": max(parts, round(hidden / 3 / parts) * parts)}
 
 
 for _corpus in DANILUK_CORPORA:
-    for _short, (_kind, _hidden) in DANILUK_KINDS.items():
-        _parts = {"attention": 1, "key-value": 2, "key-value-predict": 3}[_kind]
+    for _short, (_kind, _hidden, _parts) in DANILUK_KINDS.items():
         for _window in DANILUK_WINDOWS:
-            _build = _daniluk_preset(_corpus, "window", _hidden, (f"{_kind} attention" if _kind != "attention" else "attention") + f" over L={_window}",
-                                     (_short, _window))
-
-            def _with_window(build=_build, kind=_kind, window=_window):
-                cfg = build()
-                cfg.model.window_kind, cfg.model.window_size = kind, window
-                return cfg
-
-            register(f"daniluk2017-{_corpus}-{_short}-L{_window}",
-                     reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus],
-                              "model.hidden_size": _reduced_hidden(_hidden, _parts)})(_with_window)
+            _what = ("attention" if _kind == "attention" else f"{_kind} attention") + f" over L={_window}"
+            register(f"daniluk2017-{_corpus}-{_short}-L{_window}", reduced=_daniluk_reduced(_corpus, _hidden, _parts))(
+                _daniluk_preset(_corpus, _what, (_short, _window), head="window", hidden_size=_hidden,
+                                window_kind=_kind, window_size=_window))
     for _n, _hidden in DANILUK_NGRAM_HIDDEN.items():
-        _build = _daniluk_preset(_corpus, "ngram", _hidden, f"{_n}-gram RNN", ("ngram", _n))
-
-        def _with_n(build=_build, n=_n):
-            cfg = build()
-            cfg.model.ngram_n = n
-            return cfg
-
-        register(f"daniluk2017-{_corpus}-ngram{_n}",
-                 reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus],
-                          "model.hidden_size": _reduced_hidden(_hidden, _n - 1)})(_with_n)
-    register(f"daniluk2017-{_corpus}-lstm",
-             reduced={**_REDUCED_DANILUK, **_REDUCED_DANILUK_CORPUS[_corpus], "model.hidden_size": 100})(
-        _daniluk_preset(_corpus, "identity", 300, "LSTM baseline", ("lstm", None)))
+        register(f"daniluk2017-{_corpus}-ngram{_n}", reduced=_daniluk_reduced(_corpus, _hidden, _n - 1))(
+            _daniluk_preset(_corpus, f"{_n}-gram RNN", ("ngram", _n), head="ngram", hidden_size=_hidden, ngram_n=_n))
+    register(f"daniluk2017-{_corpus}-lstm", reduced=_daniluk_reduced(_corpus, 300, 1))(
+        _daniluk_preset(_corpus, "LSTM baseline", ("lstm", None), head="identity", hidden_size=300))
 
 
 # Tran, Bisazza & Monz (2016), section 4.2: d = 128 everywhere (embeddings, LSTM, memory tables),
