@@ -27,7 +27,7 @@ import torch
 
 from mlm.configs import Config
 from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamBatches, load_corpus,
-                      synthetic_corpus, truncate_lines)
+                      synthetic_corpus, truncate_documents, truncate_lines)
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
 from mlm.models.attentive import AttentiveHead
@@ -79,25 +79,6 @@ def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None 
     if d.max_document_tokens:
         lines, starts = truncate_documents(lines, starts, d.max_document_tokens)
     return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
-
-
-def truncate_documents(lines, starts, max_tokens: int):
-    """Keep the first ``max_tokens`` tokens (words + ``<eos>``) of every document, cutting its last line.
-
-    Reduced runs of the document protocol use it: many short documents fill the batch rows evenly,
-    where the first few whole articles would leave most rows empty.
-    """
-    bounds = list(zip(starts, list(starts[1:]) + [len(lines)]))
-    kept, new_starts = [], []
-    for begin, end in bounds:
-        new_starts.append(len(kept))
-        budget = max_tokens
-        for line in lines[begin:end]:
-            if budget <= 0:
-                break
-            kept.append(line[:budget - 1])  # a long paragraph is cut; its line still ends with <eos>
-            budget -= len(kept[-1]) + 1
-    return kept, new_starts
 
 
 def _attentive_head(cfg: Config, vocab_size: int) -> AttentiveHead:

@@ -209,7 +209,7 @@ def test_document_batches_carry_the_window_through_a_model():
 
 
 def test_truncate_documents_cuts_each_document_to_its_first_tokens():
-    from mlm.training import truncate_documents
+    from mlm.data import truncate_documents
 
     lines = [[1], [2, 3, 4, 5], [6], [7, 8], [9, 10, 11]]
     kept, starts = truncate_documents(lines, [0, 3], max_tokens=4)

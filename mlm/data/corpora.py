@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from mlm.data.vocab import Vocabulary
+from mlm.data.vocab import BOS, EOS, PAD, UNK, Vocabulary
 
 ENV_DATA_DIR = "MLM_DATA_DIR"
 ENV_NO_DOWNLOAD = "MLM_NO_DOWNLOAD"  # set to 1 to forbid downloads everywhere
@@ -298,7 +298,7 @@ class Corpus:
         to shrink the softmax, which dominates the cost with WikiText-2's 33k words."""
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, got {max_words}")
-        specials = sum(w.startswith("<") and w.endswith(">") for w in self.vocab.itos[:4])
+        specials = sum(w in self.vocab for w in (PAD, EOS, UNK, BOS))  # they come first (Vocabulary)
         keep = set(self.vocab.itos[:specials + max_words])
         unk = self.vocab.itos[self.vocab.unk_id]
         lines = {split: [[w if w in keep else unk for w in line] for line in split_lines]
