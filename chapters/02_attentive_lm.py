@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import mlm
-from mlm.analysis import attention_stats, probe_sentence
+from mlm.analysis.history import attention_stats, probe_sentence
 from mlm.book import record
 from mlm.configs import apply_overrides
 from mlm.models.attentive import AttentiveHead, causal_memory_mask

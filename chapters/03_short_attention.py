@@ -48,12 +48,12 @@ import matplotlib.pyplot as plt
 import torch
 
 import mlm
-from mlm.analysis import window_attention_profile
+from mlm.analysis.history import window_attention_profile
 from mlm.book import record
-from mlm.configs import DANILUK_RESULTS
 from mlm.data import DocumentBatches
 from mlm.models.short_attention import NgramHead, WindowAttentionHead, window_mask
 from mlm.plots import attention_heatmap, learning_curves
+from mlm.presets.daniluk2017 import DANILUK_RESULTS
 from mlm.utils import set_seed
 
 set_seed(seed)

@@ -46,13 +46,13 @@ import matplotlib.pyplot as plt
 import torch
 
 import mlm
+from mlm.analysis.memory_block import (average_by_position, collect_memory_attention, distant_examples,
+                                       pair_frequency_by_distance, sample_words)
 from mlm.book import record
-from mlm.configs import tran_preset_name
 from mlm.data import truncate_lines
-from mlm.memory_analysis import (average_by_position, collect_memory_attention, distant_examples,
-                                 pair_frequency_by_distance, sample_words)
 from mlm.models.recurrent_memory import MemoryBlock, RecurrentMemoryHead, memory_window, temporal_rows
 from mlm.plots import learning_curves
+from mlm.presets.tran2016 import tran_preset_name
 from mlm.training import build_batches
 from mlm.utils import set_seed
 
@@ -134,7 +134,7 @@ for t in range(6):
 # A dot is a missing slot: its attention weight is exactly zero, and the softmax runs over the present slots
 # only. The T rows of missing slots are placeholders and never used.
 #
-# **The official code does it differently** (DESIGN.md, section 10): it aligns the *newest* word with the
+# **The official code does it differently** (docs/design.md, section 10): it aligns the *newest* word with the
 # *last* row of $T$ at every step (the "code" column above), so a row always means "so many words back",
 # and it also adds a second temporal table $T_C$ to the values, $s_t = \sum_i p_i (c_i + T_{C,i})$. With the
 # paper's slice, row 1 means "the first word of the sentence" for the first $n-1$ steps and "$n-1$ words
@@ -408,8 +408,8 @@ print("paper (German, Table 3): d 7-15, mean frequency 54 63 42 67 87 47 67 44 2
 # `full` uses the paper's three layers, $d = 256$ and dropout 0.3 on the whole subset.
 
 # %%
-from mlm.completion import binomial_stderr, complete, format_question, load_questions
-from mlm.data.holmes import tokenize
+from mlm.completion import binomial_stderr, complete, format_question
+from mlm.data.holmes import load_questions, tokenize
 
 if size == "reduced":
     holmes = {"data.corpus": "holmes", "data.max_train_tokens": 50_000, "data.max_eval_tokens": 10_000,

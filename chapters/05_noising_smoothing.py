@@ -444,7 +444,7 @@ else:
 #   model that overfits, not the paper's perplexities. Full-size presets exist for every row of Table 2
 #   (PTB and WikiText-2, 512 and 1024); none has been run for this book yet.
 # * **Unstated settings.** The number of epochs, the learning-rate schedule, the BPTT length, gradient clipping
-#   and the initialisation are not given in the paper; ours are listed in `mlm/configs.py`. The recurrent
+#   and the initialisation are not given in the paper; ours are listed in `mlm/presets/kong2019.py`. The recurrent
 #   dropout is DropConnect on the recurrent weights rather than Semeniuta et al.'s, to keep the fused LSTM.
 # * **The KL coefficient** is our derivation (section 3); the printed formula could not be read reliably.
 # * **Output rows.** Like the paper's cheap option (end of section 4.2), only the output rows of a sequence's

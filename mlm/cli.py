@@ -116,7 +116,8 @@ def _data_holmes(args) -> int:
 def cmd_complete(args) -> int:
     import torch
 
-    from mlm.completion import complete, format_question, load_questions, uniform_unk_penalty
+    from mlm.completion import complete, format_question, uniform_unk_penalty
+    from mlm.data.holmes import load_questions
     from mlm.training import load_run
 
     if args.threads:

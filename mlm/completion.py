@@ -15,121 +15,24 @@ criterion); ``scope="from-blank"`` sums only the targets from the filled-in word
 (the words before the blank have the same probability under every candidate anyway, so the
 two scopes pick the same answer for a left-to-right model; they differ in the scores shown).
 
-    questions = load_questions()                    # needs $MLM_DATA_DIR/msr_sentence_completion/
+    questions = load_questions()                    # mlm.data.holmes; needs $MLM_DATA_DIR/msr_sentence_completion/
     result = complete(model, vocab, questions)      # any trained LanguageModel and its vocabulary
     print(result)                                   # accuracy 0.xx (n/1040), chance 0.20
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 
-from mlm.data.corpora import DataError, read_bytes
-from mlm.data.holmes import locate_questions, tokenize
+from mlm.data.holmes import LETTERS, Question, load_questions, tokenize
 from mlm.data.vocab import BOS, Vocabulary
 
-BLANK = "_____"
-LETTERS = ("a", "b", "c", "d", "e")
-QUESTION_HEADER = ["id", "question", "a)", "b)", "c)", "d)", "e)"]
-ANSWER_HEADER = ["id", "answer"]
 SCOPES = ("sentence", "from-blank")
-
-
-@dataclass(frozen=True)
-class Question:
-    """One challenge question: the sentence with ``_____``, five candidates, the right one's index."""
-
-    id: int
-    text: str
-    candidates: tuple[str, ...]
-    answer: int  # 0..4, the index of the correct candidate (a..e)
-
-    def filled(self, k: int) -> str:
-        return self.text.replace(BLANK, self.candidates[k], 1)
-
-    def candidate_tokens(self, k: int) -> list[str]:
-        """The sentence with candidate ``k`` filled in, tokenized like the training text."""
-        return tokenize(self.filled(k))
-
-    @property
-    def blank_index(self) -> int:
-        """Token position of the filled-in word (the number of tokens before the blank)."""
-        return len(tokenize(self.text.split(BLANK, 1)[0]))
-
-
-def _csv_rows(path: Path, header: list[str]) -> list[tuple[int, list[str]]]:
-    try:
-        text = read_bytes(path).decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path} is not UTF-8 text ({err}); is it the right file?") from err
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows or [c.strip() for c in rows[0]] != header:
-        found = rows[0] if rows else "an empty file"
-        raise DataError(f"{path}: expected the header {','.join(header)}, found {found}. Is this the MSR "
-                        f"sentence completion file (testing_data.csv / test_answer.csv)?")
-    out = []
-    for line_no, row in enumerate(rows[1:], start=2):
-        if not row or not any(c.strip() for c in row):
-            continue  # a blank line
-        if len(row) != len(header):
-            raise DataError(f"{path}, line {line_no}: expected {len(header)} fields ({','.join(header)}), "
-                            f"found {len(row)}: {row}")
-        out.append((line_no, [c.strip() for c in row]))
-    return out
-
-
-def read_questions(questions_csv: str | Path, answers_csv: str | Path) -> list[Question]:
-    """Parse ``testing_data.csv`` and ``test_answer.csv`` (any number of questions), checking the format.
-
-    Every question needs an integer id, exactly one ``_____`` and five non-empty candidates;
-    every id needs exactly one answer letter a-e. Errors name the file and line.
-    """
-    questions_csv, answers_csv = Path(questions_csv), Path(answers_csv)
-    answers: dict[int, int] = {}
-    for line_no, (qid, letter) in _csv_rows(answers_csv, ANSWER_HEADER):
-        if not qid.isdigit():
-            raise DataError(f"{answers_csv}, line {line_no}: the id {qid!r} is not a number")
-        if letter.lower() not in LETTERS:
-            raise DataError(f"{answers_csv}, line {line_no}: the answer {letter!r} is not one of a, b, c, d, e")
-        if int(qid) in answers:
-            raise DataError(f"{answers_csv}, line {line_no}: question {qid} has a second answer")
-        answers[int(qid)] = LETTERS.index(letter.lower())
-    questions, seen = [], set()
-    for line_no, (qid, text, *candidates) in _csv_rows(questions_csv, QUESTION_HEADER):
-        where = f"{questions_csv}, line {line_no}"
-        if not qid.isdigit():
-            raise DataError(f"{where}: the id {qid!r} is not a number")
-        if int(qid) in seen:
-            raise DataError(f"{where}: question {qid} appears twice")
-        if text.count(BLANK) != 1:
-            raise DataError(f"{where}: a question needs exactly one blank {BLANK}, found {text.count(BLANK)}: {text!r}")
-        empty = [LETTERS[i] for i, c in enumerate(candidates) if not tokenize(c)]
-        if empty:
-            raise DataError(f"{where}: candidate(s) {', '.join(empty)} hold no word")
-        if int(qid) not in answers:
-            raise DataError(f"{where}: question {qid} has no answer in {answers_csv}")
-        seen.add(int(qid))
-        questions.append(Question(int(qid), text, tuple(candidates), answers[int(qid)]))
-    extra = sorted(set(answers) - seen)
-    if extra:
-        raise DataError(f"{answers_csv} answers question(s) {extra[:5]} that {questions_csv} does not have")
-    if not questions:
-        raise DataError(f"{questions_csv} holds no questions")
-    return questions
-
-
-def load_questions(data_dir=None, download: bool | None = None) -> list[Question]:
-    """The 1,040 challenge questions with their answers, from the verified files of the data directory."""
-    paths = locate_questions(data_dir, download)
-    return read_questions(paths["testing_data.csv"], paths["test_answer.csv"])  # sha256-checked: 1,040 questions
 
 
 # -- scoring ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Perplexity, exactly as DESIGN.md section 4 defines it.
+"""Perplexity, exactly as docs/design.md, section 4 defines it.
 
     perplexity = exp( total negative log-likelihood / number of scored targets )
 

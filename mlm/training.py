@@ -95,7 +95,7 @@ def _recurrent_memory_head(cfg: Config, vocab_size: int) -> RecurrentMemoryHead:
                                recurrent_top=m.head == "rmr")
 
 
-# model.head -> a function building the memory head (DESIGN.md section 2: one module per model).
+# model.head -> a function building the memory head (docs/design.md, section 2: one module per model).
 HEADS = {
     "identity": lambda cfg, vocab_size: IdentityHead(cfg.model.hidden_size),
     "attentive": _attentive_head,

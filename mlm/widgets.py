@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from mlm.analysis import probe_sentence
+from mlm.analysis.history import probe_sentence
 from mlm.plots import attention_heatmap
 from mlm.utils import headless
 
@@ -64,7 +64,7 @@ def attention_explorer(models: dict, vocab, examples: list[str]):
 
 
 def _show_memory_probe(models: dict, vocab, text: str, name: str):
-    from mlm.memory_analysis import memory_heatmap, probe_memory_sentence
+    from mlm.analysis.memory_block import memory_heatmap, probe_memory_sentence
 
     words = text.lower().split()
     unknown = [w for w in words if w not in vocab]

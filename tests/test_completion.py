@@ -14,10 +14,10 @@ import torch
 from torch import nn
 
 from mlm.cli import main
-from mlm.completion import (LETTERS, Question, complete, load_questions, oov_stats, read_questions,
-                            sentence_log_probs, uniform_unk_penalty, UnigramLM)
+from mlm.completion import UnigramLM, complete, oov_stats, sentence_log_probs, uniform_unk_penalty
 from mlm.data.batching import SentenceBatches
 from mlm.data.corpora import DataError
+from mlm.data.holmes import LETTERS, Question, load_questions, read_questions
 from mlm.data.vocab import BOS, EOS, PAD, UNK, Vocabulary
 from mlm.models import LanguageModel
 from test_holmes import _REAL, fake_holmes  # noqa: F401  (fixture)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,15 @@ def test_scheduled_lr_zaremba_large():
     cfg = get_preset("zaremba2014-large")
     assert scheduled_lr(cfg, 14) == 1.0
     assert scheduled_lr(cfg, 16) == pytest.approx(1 / 1.15 ** 2)
+
+
+def test_printing_a_preset_names_the_file_that_defines_it():
+    root = Path(__file__).resolve().parent.parent
+    for name in list_presets():
+        source = PRESETS[name].source
+        assert f"defined in: {source}" in str(get_preset(name))
+        assert (root / source).is_file(), source
+        paper = Path(source).stem  # one module per paper, named after it
+        assert paper == "synthetic" or name.startswith(paper + "-"), (name, source)
+    assert PRESETS["press2017-small-tied"].source == "mlm/presets/press2017.py"  # built by zaremba2014's function
+    assert "defined in" not in str(Config(name="my-own"))

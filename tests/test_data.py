@@ -12,10 +12,10 @@ import torch
 
 from conftest import FAKE_NAMES, FAKE_PTB, sha256_text
 from mlm.configs import get_preset
-from mlm.data import corpora
+from mlm.data import corpora, load_corpus
 from mlm.data.batching import DocumentBatches, SentenceBatches, StreamBatches, truncate_lines
-from mlm.data.corpora import (DataError, default_cache_dir, download_allowed, download_file, load_corpus,
-                              locate_corpus, read_lines, resolve_data_dir, verify_file)
+from mlm.data.corpora import (DataError, default_cache_dir, download_allowed, download_file, locate_corpus,
+                              read_lines, resolve_data_dir, verify_file)
 from mlm.data.synthetic import synthetic_corpus, synthetic_lines
 from mlm.data.vocab import BOS, EOS, PAD, UNK, Vocabulary
 from mlm.training import build_batches

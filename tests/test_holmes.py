@@ -16,7 +16,7 @@ import pytest
 from conftest import SHARED_DATA
 from mlm.configs import get_preset
 from mlm.data import corpora, holmes
-from mlm.data.corpora import DataError, load_corpus
+from mlm.data import DataError, load_corpus
 from mlm.data.holmes import load_holmes, novel_sentences, split_sentences, strip_gutenberg, tokenize
 from mlm.data.vocab import BOS, EOS, PAD, UNK
 

@@ -1,5 +1,5 @@
 """The training engine on the synthetic corpus: learning, run files, exact resume, clear failures,
-and perplexity exactly as DESIGN.md section 4 defines it."""
+and perplexity exactly as docs/design.md, section 4 defines it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Batches for the three training protocols of the book (DESIGN.md section 4).
+"""Batches for the three training protocols of the book (docs/design.md, section 4).
 
 Every protocol yields :class:`Batch` objects built once, as tensors, when the batcher is
 created. All three predict exactly one target per corpus token plus one ``<eos>`` per line

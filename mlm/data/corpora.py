@@ -21,7 +21,6 @@ import hashlib
 import http.client
 import os
 import re
-import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -335,15 +334,9 @@ def _load_cached(name: str, data_dir: str, download: bool | None) -> Corpus:
     return Corpus(name, lines, documents, vocab, paths)
 
 
-def load_corpus(name: str, data_dir=None, download: bool | None = None, **options) -> Corpus:
-    """Read corpus ``name`` (``"ptb"``, ``"wikitext-2"`` or ``"holmes"``), verifying every file first.
+def load_registered_corpus(name: str, data_dir=None, download: bool | None = None) -> Corpus:
+    """Read a corpus of :data:`REGISTRY` (``"ptb"`` or ``"wikitext-2"``), verifying every file first.
 
-    ``options`` go to :func:`mlm.data.holmes.load_holmes` (``vocab_size``, ``max_train_tokens``, ...).
+    :func:`mlm.data.load_corpus` is the entry point for every corpus, the Holmes novels included.
     """
-    if name == "holmes":
-        from mlm.data.holmes import load_holmes  # late import: holmes builds on this module
-
-        return load_holmes(data_dir, download, **options)
-    if options:
-        raise TypeError(f"corpus {name!r} takes no options, got {sorted(options)}")
     return _load_cached(name, str(resolve_data_dir(data_dir)), download)

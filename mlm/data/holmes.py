@@ -1,4 +1,5 @@
-"""The Holmes training novels of the MSR Sentence Completion Challenge (Tran et al. 2016, section 6).
+"""The MSR Sentence Completion Challenge data (Tran et al. 2016, section 6): the Holmes training
+novels and the 1,040 questions. (Scoring a model on the questions is :mod:`mlm.completion`.)
 
 The challenge's training data are 522 Project Gutenberg novels of the 19th century, kept as
 the raw ``.TXT`` files of the early 1990s, legal header included. The book uses a subset of 53
@@ -23,6 +24,9 @@ the folder's ``MANIFEST.tsv``). Turning a novel into training sentences takes fo
 4. every ``valid_every``-th sentence goes to the validation split (the paper holds out
    randomly chosen sentences; a fixed stride is the deterministic equivalent).
 
+The questions (``testing_data.csv``, ``test_answer.csv``) are read by :func:`load_questions` into
+:class:`Question` objects, checking the format line by line.
+
 The test split holds the 1,040 challenge questions with the correct word filled in, tokenized
 the same way, so ``test`` perplexity is measured on the very sentences the completion task
 scores. The vocabulary is the ``vocab_size`` most frequent training words plus ``<pad>``,
@@ -33,11 +37,14 @@ of each novel are cached (atomically) in ``$MLM_CACHE_DIR`` or ``~/.cache/mlm/to
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import os
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -282,6 +289,102 @@ def locate_questions(data_dir=None, download: bool | None = None) -> dict[str, P
                    "MSR Sentence Completion questions", download)
 
 
+# -- the challenge questions ---------------------------------------------------------------------
+BLANK = "_____"
+LETTERS = ("a", "b", "c", "d", "e")
+QUESTION_HEADER = ["id", "question", "a)", "b)", "c)", "d)", "e)"]
+ANSWER_HEADER = ["id", "answer"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One challenge question: the sentence with ``_____``, five candidates, the right one's index."""
+
+    id: int
+    text: str
+    candidates: tuple[str, ...]
+    answer: int  # 0..4, the index of the correct candidate (a..e)
+
+    def filled(self, k: int) -> str:
+        return self.text.replace(BLANK, self.candidates[k], 1)
+
+    def candidate_tokens(self, k: int) -> list[str]:
+        """The sentence with candidate ``k`` filled in, tokenized like the training text."""
+        return tokenize(self.filled(k))
+
+    @property
+    def blank_index(self) -> int:
+        """Token position of the filled-in word (the number of tokens before the blank)."""
+        return len(tokenize(self.text.split(BLANK, 1)[0]))
+
+
+def _csv_rows(path: Path, header: list[str]) -> list[tuple[int, list[str]]]:
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path} is not UTF-8 text ({err}); is it the right file?") from err
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or [c.strip() for c in rows[0]] != header:
+        found = rows[0] if rows else "an empty file"
+        raise DataError(f"{path}: expected the header {','.join(header)}, found {found}. Is this the MSR "
+                        f"sentence completion file (testing_data.csv / test_answer.csv)?")
+    out = []
+    for line_no, row in enumerate(rows[1:], start=2):
+        if not row or not any(c.strip() for c in row):
+            continue  # a blank line
+        if len(row) != len(header):
+            raise DataError(f"{path}, line {line_no}: expected {len(header)} fields ({','.join(header)}), "
+                            f"found {len(row)}: {row}")
+        out.append((line_no, [c.strip() for c in row]))
+    return out
+
+
+def read_questions(questions_csv: str | Path, answers_csv: str | Path) -> list[Question]:
+    """Parse ``testing_data.csv`` and ``test_answer.csv`` (any number of questions), checking the format.
+
+    Every question needs an integer id, exactly one ``_____`` and five non-empty candidates;
+    every id needs exactly one answer letter a-e. Errors name the file and line.
+    """
+    questions_csv, answers_csv = Path(questions_csv), Path(answers_csv)
+    answers: dict[int, int] = {}
+    for line_no, (qid, letter) in _csv_rows(answers_csv, ANSWER_HEADER):
+        if not qid.isdigit():
+            raise DataError(f"{answers_csv}, line {line_no}: the id {qid!r} is not a number")
+        if letter.lower() not in LETTERS:
+            raise DataError(f"{answers_csv}, line {line_no}: the answer {letter!r} is not one of a, b, c, d, e")
+        if int(qid) in answers:
+            raise DataError(f"{answers_csv}, line {line_no}: question {qid} has a second answer")
+        answers[int(qid)] = LETTERS.index(letter.lower())
+    questions, seen = [], set()
+    for line_no, (qid, text, *candidates) in _csv_rows(questions_csv, QUESTION_HEADER):
+        where = f"{questions_csv}, line {line_no}"
+        if not qid.isdigit():
+            raise DataError(f"{where}: the id {qid!r} is not a number")
+        if int(qid) in seen:
+            raise DataError(f"{where}: question {qid} appears twice")
+        if text.count(BLANK) != 1:
+            raise DataError(f"{where}: a question needs exactly one blank {BLANK}, found {text.count(BLANK)}: {text!r}")
+        empty = [LETTERS[i] for i, c in enumerate(candidates) if not tokenize(c)]
+        if empty:
+            raise DataError(f"{where}: candidate(s) {', '.join(empty)} hold no word")
+        if int(qid) not in answers:
+            raise DataError(f"{where}: question {qid} has no answer in {answers_csv}")
+        seen.add(int(qid))
+        questions.append(Question(int(qid), text, tuple(candidates), answers[int(qid)]))
+    extra = sorted(set(answers) - seen)
+    if extra:
+        raise DataError(f"{answers_csv} answers question(s) {extra[:5]} that {questions_csv} does not have")
+    if not questions:
+        raise DataError(f"{questions_csv} holds no questions")
+    return questions
+
+
+def load_questions(data_dir=None, download: bool | None = None) -> list[Question]:
+    """The 1,040 challenge questions with their answers, from the verified files of the data directory."""
+    paths = locate_questions(data_dir, download)
+    return read_questions(paths["testing_data.csv"], paths["test_answer.csv"])  # sha256-checked: 1,040 questions
+
+
 # -- the tokenized-sentence cache ------------------------------------------------------------------
 def cache_dir(explicit=None) -> Path:
     """Where tokenized novels are kept: the argument, ``$MLM_CACHE_DIR``, or ``~/.cache/mlm/tokenized``."""
@@ -336,8 +439,6 @@ def top_k_vocabulary(sentences: Sequence[Sequence[str]], vocab_size: int | None)
 
 def question_sentences(data_dir=None, download: bool | None = None) -> list[list[str]]:
     """The 1,040 challenge sentences with the correct word filled in, tokenized."""
-    from mlm.completion import load_questions  # late import: completion uses this module's tokenizer
-
     return [q.candidate_tokens(q.answer) for q in load_questions(data_dir, download)]
 
 

@@ -1,4 +1,4 @@
-"""The one pipeline every model of the book shares (DESIGN.md section 2).
+"""The one pipeline every model of the book shares (docs/design.md, section 2).
 
 ::
 

@@ -8,7 +8,7 @@ token, not per sequence), with probability gamma_i where i = x_t:
 * **absolute**:             as unigram, with gamma_i = gamma * distinct(i, .) / count(i);
 * **kneser-ney**:           x_t *and its target* x_{t+1} become two independent draws from the
                             continuation distribution distinct(., v) / sum, with the absolute-discounting
-                            gamma_i (the official code does the same: DESIGN.md section 10).
+                            gamma_i (the official code does the same: docs/design.md, section 10).
 
 Only the inputs (and, for Kneser-Ney, the targets) the model is trained on change; the stream the
 batches were cut from does not, and evaluation never noises. The blank word reuses the ``<pad>``

@@ -8,7 +8,7 @@ Each run is its preset's reduced configuration with these changes: every WikiTex
 its first 1,000 tokens instead of 100 (all 600 training articles, about 10x the reduced run's tokens;
 60 validation and 60 test articles), batch 64 and Adam at 0.001 as in the paper, one epoch, one CPU
 thread. For the window models, ``analysis.json`` holds the test set's mean attention weight by window slot
-(mlm.analysis.window_attention_profile) and the test perplexity with the window cut to its m most recent
+(mlm.analysis.history.window_attention_profile) and the test perplexity with the window cut to its m most recent
 slots at evaluation time. The run folders
 go to runs/daniluk2017-wt2-medium/NAME; their JSON files are copied to results/daniluk2017-wt2-medium/NAME.
 """
@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from mlm.analysis import window_attention_profile
+from mlm.analysis.history import window_attention_profile
 from mlm.configs import get_preset
 from mlm.evaluation import evaluate
 from mlm.training import build_batches, train

@@ -21,7 +21,8 @@ OUT = Path(__file__).resolve().parents[1] / "holmes-notes.jsonl"
 
 
 def stats() -> dict:
-    from mlm.completion import load_questions, oov_stats
+    from mlm.completion import oov_stats
+    from mlm.data.holmes import load_questions
     from mlm.data import holmes
 
     with tempfile.TemporaryDirectory() as cache:

@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 
 import mlm
-from mlm.memory_analysis import (average_by_position, collect_memory_attention, distant_examples,
-                                 pair_frequency_by_distance, sample_words)
+from mlm.analysis.memory_block import (average_by_position, collect_memory_attention, distant_examples,
+                                       pair_frequency_by_distance, sample_words)
 from mlm.training import build_batches
 from mlm.utils import atomic_write_json
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mlm.analysis.common import run_sentence, top_words
 from mlm.data.batching import Batches
 from mlm.plots import attention_heatmap
 
@@ -125,34 +126,29 @@ def pair_frequency_by_distance(collected: MemoryAttention, train_lines, min_dist
     return {d: (sum(counts[a, b, d] for a, b in items) / len(items), len(items)) for d, items in sorted(wanted.items())}
 
 
-@torch.no_grad()
 def probe_memory_sentence(model, vocab, words: list[str], top: int = 5, device=None) -> dict:
     """Attention of an RM/RMR model over the inputs of one sentence, and its top predictions.
 
     ``attention`` is (predictions, inputs): row t spreads over inputs t-n+1 .. t (the current
     word included); inputs outside the window get 0.
     """
-    device = device or next(model.parameters()).device
-    model.eval()
-    inputs = [vocab.bos_id] + vocab.encode(words)
-    out = model(torch.tensor([inputs], device=device))
-    log_probs = torch.log_softmax(out.logits[0].float(), dim=-1)  # (time, vocab)
-    targets = vocab.encode(words) + [vocab.eos_id]
-    time, n = out.attention.shape[1:]
+    run = run_sentence(model, vocab, words, device)
+    log_probs = torch.log_softmax(run.logits, dim=-1)  # (time, vocab)
+    time, n = run.attention.shape
     attention = torch.zeros(time, time)
     for t in range(time):
         for j in range(n):
             position = t - (n - 1) + j
             if position >= 0:
-                attention[t, position] = out.attention[0, t, j]
-    top_lp, top_i = log_probs.topk(top, dim=-1)
+                attention[t, position] = run.attention[t, j]
+    target_log_prob = [float(log_probs[t, target]) for t, target in enumerate(run.target_ids)]
     return {
-        "inputs": ["<bos>"] + [vocab.itos[i] for i in vocab.encode(words)],
-        "targets": [vocab.itos[i] for i in targets],
+        "inputs": run.inputs,
+        "targets": run.targets,
         "attention": attention,
-        "target_log_prob": [float(log_probs[t, targets[t]]) for t in range(time)],
-        "top": [[(vocab.itos[int(i)], float(lp)) for lp, i in zip(top_lp[t], top_i[t])] for t in range(time)],
-        "log_prob": float(sum(float(log_probs[t, targets[t]]) for t in range(time))),
+        "target_log_prob": target_log_prob,
+        "top": top_words(vocab, log_probs, top),
+        "log_prob": float(sum(target_log_prob)),
     }
 
 

@@ -1,4 +1,9 @@
-"""Looking inside trained models: attention statistics and single-sentence probes."""
+"""Attention over the history (chapters 02 and 03): which earlier outputs does a head read?
+
+Salton et al.'s Attentive LM attends over every earlier output of the sentence
+(:func:`attention_stats`, :func:`probe_sentence`); Daniluk et al.'s heads over a window of
+the last L outputs (:func:`window_attention_profile`, the paper's Figure 3b).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mlm.analysis.common import drop_zero_slot, run_sentence, top_words
 from mlm.data.batching import Batches
 
 
@@ -35,9 +41,7 @@ def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> 
     for batch in batches:
         batch = batch.to(device)
         out = model(batch.inputs, mask=batch.mask)
-        weights = out.attention.double().cpu()  # (batch, time, slots)
-        if weights.size(-1) != weights.size(1):  # a zero slot in front: drop it
-            weights = weights[..., 1:]
+        weights = drop_zero_slot(out.attention.double().cpu())  # (batch, time, slots)
         mask = batch.mask.cpu()
         time = min(weights.size(1), max_len)
         slots = mask[:, None, :].expand(-1, weights.size(1), -1).tril(-1).sum(-1)  # (batch, time)
@@ -60,32 +64,22 @@ def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> 
     return AttentionStats(ratio, by_distance, position_count.long().tolist())
 
 
-@torch.no_grad()
 def probe_sentence(model, vocab, words: list[str], top: int = 5, device=None) -> dict:
     """Attention weights and top predictions of a sentence model for one tokenized sentence.
 
     The inputs are ``<bos> w1 .. wn``; row t of ``attention`` is the distribution used to
     predict the word after input t, over the inputs before it.
     """
-    device = device or next(model.parameters()).device
-    model.eval()
-    inputs = [vocab.bos_id] + vocab.encode(words)
-    tokens = torch.tensor([inputs], device=device)
-    out = model(tokens)
-    probs = torch.softmax(out.logits[0].float(), dim=-1)  # (time, vocab)
-    targets = vocab.encode(words) + [vocab.eos_id]
-    top_p, top_i = probs.topk(top, dim=-1)
-    attention = out.attention[0].cpu() if out.attention is not None else None
-    if attention is not None and attention.size(-1) != attention.size(0):
-        attention = attention[:, 1:]  # drop the zero slot
+    run = run_sentence(model, vocab, words, device)
+    probs = torch.softmax(run.logits, dim=-1)  # (time, vocab)
+    target_prob = [float(probs[t, target]) for t, target in enumerate(run.target_ids)]
     return {
-        "inputs": ["<bos>"] + [vocab.itos[i] for i in vocab.encode(words)],
-        "targets": [vocab.itos[i] for i in targets],
-        "attention": attention,
-        "target_prob": [float(probs[t, targets[t]]) for t in range(len(targets))],
-        "top": [[(vocab.itos[int(i)], float(p)) for p, i in zip(top_p[t], top_i[t])] for t in range(len(targets))],
-        "log_prob": float(sum(math.log(max(p, 1e-300)) for p in
-                              [float(probs[t, targets[t]]) for t in range(len(targets))])),
+        "inputs": run.inputs,
+        "targets": run.targets,
+        "attention": None if run.attention is None else drop_zero_slot(run.attention),
+        "target_prob": target_prob,
+        "top": top_words(vocab, probs, top),
+        "log_prob": float(sum(math.log(max(p, 1e-300)) for p in target_prob)),
     }
 
 
