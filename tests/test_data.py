@@ -149,13 +149,25 @@ def test_locate_corpus_lists_only_the_missing_files(write_fake_corpus):
 
 
 def test_locate_corpus_respects_no_download_env(tmp_path, monkeypatch):
-    """MLM_NO_DOWNLOAD=1 forbids downloads when download is not given explicitly."""
+    """MLM_NO_DOWNLOAD=1 forbids downloads, even when download=True is given (as every config does)."""
     monkeypatch.setenv(corpora.ENV_NO_DOWNLOAD, "1")
-    assert download_allowed(None) is False and download_allowed(True) is True
+    assert download_allowed(None) is False and download_allowed(True) is False
     with pytest.raises(DataError, match="switched off"):
-        locate_corpus("ptb", tmp_path)
+        locate_corpus("ptb", tmp_path, download=True)
     monkeypatch.setenv(corpora.ENV_NO_DOWNLOAD, "0")
-    assert download_allowed(None) is True
+    assert download_allowed(None) is True and download_allowed(True) is True and download_allowed(False) is False
+
+
+def test_no_download_env_wins_over_a_config(tmp_path, monkeypatch):
+    """A training config (data.download=True by default) cannot download when MLM_NO_DOWNLOAD=1."""
+    from mlm.training import load_data
+
+    cfg = get_preset("zaremba2014-small", overrides=[f"data.data_dir={tmp_path}"])
+    assert cfg.data.download is True
+    monkeypatch.setattr(corpora, "download_file", lambda *a, **k: pytest.fail("tried to download"))
+    monkeypatch.setenv(corpora.ENV_NO_DOWNLOAD, "1")
+    with pytest.raises(DataError, match="switched off"):
+        load_data(cfg)
 
 
 def test_locate_and_load_fake_corpus(write_fake_corpus, fake_registry, tmp_path):

@@ -168,9 +168,12 @@ def verify_file(path: Path, expected: str) -> None:
 
 # -- downloading ----------------------------------------------------------------------
 def download_allowed(download: bool | None) -> bool:
-    if download is not None:
-        return download
-    return os.environ.get(ENV_NO_DOWNLOAD, "") in ("", "0")
+    """May missing files be fetched? ``MLM_NO_DOWNLOAD=1`` always wins (a config's ``data.download``
+    defaults to True, so the environment must be able to forbid it); otherwise ``download``, None
+    meaning yes."""
+    if os.environ.get(ENV_NO_DOWNLOAD, "") not in ("", "0"):
+        return False
+    return True if download is None else download
 
 
 def download_file(urls: tuple[str, ...], dest: Path, expected_sha256: str, timeout: float = 60.0) -> Path:
