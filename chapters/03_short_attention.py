@@ -444,7 +444,7 @@ plt.show()
 # %% [markdown]
 # ## 7. Longer runs
 #
-# The reduced runs see 60k tokens twice. Five of the models were also trained for one epoch with every
+# The reduced runs see 60k tokens twice. Six of the models were also trained for one epoch with every
 # WikiText-2 article cut to its first 1,000 tokens instead of 100 (587k training tokens, ten times as much text;
 # about 59k tokens each for validation and test), with the paper's batch of 64 and learning rate of 0.001.
 # With the larger batch and a single epoch that is only 487 updates against the reduced run's 190, at half
@@ -518,7 +518,7 @@ for name in ("kv-L10", "kvp-L5", "kvp-L15"):
 #
 # The paper's models are full size on its Wikipedia corpus (7,500 articles, 22.5M training words, a 77k
 # vocabulary); ours are on WikiText-2 (600 articles, 2.1M tokens, 33k words), in the reduced size (articles cut
-# to 100 tokens, 10k words, widths / 3, 2 short epochs) and, for five models, the longer runs of section 7.
+# to 100 tokens, 10k words, widths / 3, 2 short epochs) and, for six models, the longer runs of section 7.
 # The values cannot be compared across the columns; the ordering of the rows can.
 
 # %%

@@ -332,7 +332,8 @@ table["vs-linear, no KL L2"] = {"valid": no_l2.result["best_valid_ppl"], "test":
                                 "params": no_l2.result["parameters"], "paper_valid": None, "paper_test": None}
 print(f"VS linear with the data-dependent L2: {table['vs-linear']['valid']:.1f}, "
       f"without: {table['vs-linear, no KL L2']['valid']:.1f} (vanilla tied {vanilla:.1f})")
-#
+
+# %% [markdown]
 # ## 5. Sensitivity to $\gamma$ (the paper's Figure 1)
 #
 # Kong et al. plot the validation perplexity of VS Kneser-Ney (512) for $\gamma$ from 0.1 to about 0.9: flat

@@ -116,7 +116,7 @@ def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: in
     schemes = {name: noising_scheme(name, counts, gamma, blank_id=blank_id)
                for name in ("blank", "unigram", "absolute", "kneser-ney")}
     dists = noising_distribution(schemes, word_id, top)
-    fig, axes = plt.subplots(1, len(dists), figsize=(4 * len(dists), 3.2), sharey=True)
+    fig, axes = plt.subplots(1, len(dists), figsize=(4 * len(dists), 3.2))  # each panel has its own words
     for ax, (name, pairs) in zip(axes, dists.items()):
         labels = ["_" if i == blank_id and name == "blank" else vocab.itos[i] for i, _ in pairs]
         ax.barh(range(len(pairs))[::-1], [p for _, p in pairs], color=["C1" if i == word_id else "C0" for i, _ in pairs])

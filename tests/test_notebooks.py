@@ -32,6 +32,9 @@ def test_notebook_matches_its_source(source):
     got = [c.source.strip() for c in code_cells(executed)]
     want = [c.source.strip() for c in code_cells(expected)]
     assert got == want, f"{notebook.name} is out of date with {source.name}: run `make chapters`"
+    prose = [c.source.strip() for c in executed.cells if c.cell_type == "markdown"]
+    assert prose == [c.source.strip() for c in expected.cells if c.cell_type == "markdown"], \
+        f"the text of {notebook.name} differs from {source.name}: run `make sync`"
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

@@ -329,3 +329,34 @@ def test_load_run_rebuilds_a_count_based_regularizer(tmp_path):
     assert loaded.model.regularizer is not None
     for a, b in zip(run.model.state_dict().values(), loaded.model.state_dict().values()):
         assert torch.equal(a.cpu(), b.cpu())
+
+
+def test_noising_explorer_labels_each_panel_with_its_own_words(monkeypatch):
+    """Each panel of the noising explorer names the words of its own distribution (no shared y axis)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlm.data.vocab import Vocabulary
+    from mlm.regularizers import bigram_counts
+    from mlm.regularizers.proposals import training_stream
+    from mlm.widgets import noising_distribution, noising_explorer
+
+    monkeypatch.setenv("MLM_HEADLESS", "1")
+    text = [s.split() for s in ("san francisco is foggy", "san francisco is big", "los angeles is sunny",
+                                "the city is big", "a dog is a dog")]
+    vocab = Vocabulary.build(text)
+    counts = bigram_counts(training_stream([vocab.encode(s) for s in text], vocab.eos_id), len(vocab))
+    monkeypatch.setattr(plt, "show", lambda: None)
+    plt.close("all")
+    noising_explorer(counts, vocab, ["francisco"], blank_id=vocab.pad_id)
+    axes = plt.gcf().axes
+    labels = [[t.get_text() for t in ax.get_yticklabels()] for ax in axes]
+    from mlm.regularizers import noising_scheme
+    schemes = {n: noising_scheme(n, counts, 0.2, blank_id=vocab.pad_id) for n in ("blank", "unigram", "absolute", "kneser-ney")}
+    dists = noising_distribution(schemes, vocab.stoi["francisco"], 8)
+    for got, (name, pairs) in zip(labels, dists.items()):
+        want = ["_" if i == vocab.pad_id and name == "blank" else vocab.itos[i] for i, _ in pairs]
+        assert got == want, (name, got, want)
+    assert labels[0] != labels[-1]  # blank and Kneser-Ney noising turn the word into different words
+    plt.close("all")
