@@ -138,7 +138,7 @@ def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     groups = list(dict.fromkeys(r.group for r in rows))
-    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 2.6 * max(len(groups), 1)), squeeze=False)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * max(len(groups), 1)), squeeze=False)
     for ax, group in zip(axes[:, 0], groups):
         members = [r for r in rows if r.group == group]
         for i, r in enumerate(members):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from pathlib import Path
 
 import pytest
 import torch
@@ -179,9 +180,22 @@ def _build_once(spec: rp.RunSpec) -> None:
 def test_every_manifest_run_builds(manifest):
     specs = rp.load_manifest(manifest)
     assert specs and all(s.id.count("/") >= 1 for s in specs)
+    if manifest == "cpu":  # every CPU run carries its measured estimate, about 2 hours on one thread
+        assert all(s.hours is not None and s.hours < 3.5 and s.tokens for s in specs)
     seen = set()
     for spec in specs:
         key = (spec.preset, spec.size, spec.overrides)
         if key not in seen:  # seeds of one setting build the same model
             seen.add(key)
             _build_once(spec)
+
+
+def test_stored_manifest_matches_the_stored_configs():
+    """The ``stored`` manifest repeats exactly the configurations of the result folders it names."""
+    root = Path(__file__).resolve().parents[1]
+    for spec in rp.load_manifest("stored"):
+        stored = json.loads((rp.Layout(root).result_dir(spec) / "config.json").read_text())
+        built = spec.config(["train.threads=1"]).to_dict()
+        for section in ("data", "model", "train"):
+            differ = {k for k in built[section] if k in stored[section] and stored[section][k] != built[section][k]}
+            assert differ <= {"data_dir"}, (spec.id, section, differ)
