@@ -199,3 +199,17 @@ def test_stored_manifest_matches_the_stored_configs():
         for section in ("data", "model", "train"):
             differ = {k for k in built[section] if k in stored[section] and stored[section][k] != built[section][k]}
             assert differ <= {"data_dir"}, (spec.id, section, differ)
+
+
+def test_post_step_writes_beside_the_results(tmp_path):
+    """A run with a post-step is done only once the post-step's file is in its results folder."""
+    path = tmp_path / "post.json"
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "win", "preset": "synthetic-tiny", "post": ["window-analysis"],
+                                          "set": [*TINY[:3], "train.epochs=1", "model.head=window", "model.window_size=3"]}]}))
+    specs, layout = rp.load_manifest(path), rp.Layout(tmp_path)
+    assert rp.reproduce(specs, str(path), layout, cores=1, echo=lambda s: None) == {"g/win": "done"}
+    out = layout.result_dir(specs[0])
+    assert set(json.loads((out / "analysis.json").read_text())["test_ppl_by_window"]) == {"1", "2", "3"}
+    assert "--post-only" in (out / "command.txt").read_text()
+    (out / "analysis.json").unlink()
+    assert rp.run_state(specs[0], layout) == "partial"
