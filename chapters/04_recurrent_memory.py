@@ -250,7 +250,7 @@ print(f"best {size} model: {best['model']} (test {best['test']:.1f}); "
 #
 # Does the memory help once the models see more data? We trained the 1-layer LSTM, RM(+tM-g) and RMR(-tM-g)
 # on the **whole** PTB training set (50 times the reduced slice) for the epochs printed below (learning rate 1
-# in the first, halved after it), everything else as in the paper, with `results/scripts/tran_longer_runs.py`
+# in the first, halved after it), everything else as in the paper, with `python -m mlm reproduce stored --only 'tran2016-ptb-128-whole/*'`
 # (one thread, one model after the other, on the shared machine). The results are stored in
 # `results/tran2016-ptb-128-whole/`; the cell reads them, it does not retrain.
 

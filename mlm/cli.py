@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlm {train,presets,book,data,bench,complete,sweep} ...``."""
+"""Command line: ``python -m mlm {train,presets,book,data,bench,complete,sweep,reproduce,table} ...``."""
 
 from __future__ import annotations
 
@@ -170,6 +170,20 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_reproduce(args) -> int:
+    from mlm.reproduce import main
+
+    if Path(args.manifest).suffix == ".json":
+        args.manifest = str(Path(args.manifest).resolve())  # the post-step command runs in --root
+    return main(args)
+
+
+def cmd_table(args) -> int:
+    from mlm.table import main
+
+    return main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mlm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -241,6 +255,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="cuda, mps or cpu (default: the run's)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
     p.set_defaults(func=cmd_complete)
+
+    p = sub.add_parser("reproduce", help="train a manifest's runs (resuming interrupted ones) into results/")
+    p.add_argument("manifest", help="cpu, full, legacy (mlm/manifests/) or a .json manifest")
+    p.add_argument("--list", action="store_true", help="show each run's state: done, running, partial, missing")
+    p.add_argument("--only", action="append", metavar="PATTERN",
+                   help="runs whose GROUP/RUN[/seedK] matches this shell pattern (repeatable)")
+    p.add_argument("--jobs", type=int, default=1, help="runs at once (on a CPU at most one per core)")
+    p.add_argument("--cores", type=int, help="CPU cores to share among the runs (default: all this process may use)")
+    p.add_argument("--device", help="cuda, mps or cpu (default: each run's, auto)")
+    p.add_argument("--dry-run", action="store_true", help="print the command of each run to train, run nothing")
+    p.add_argument("--post-only", action="store_true", help="only run the post-steps of finished runs")
+    p.add_argument("--root", default=".", help="folder holding runs/ and results/ (default: here)")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("table", help="the paper-versus-ours table of whatever results/ holds (Markdown + PNG)")
+    p.add_argument("manifests", nargs="*", help="manifests whose runs are listed, missing ones marked (default: all)")
+    p.add_argument("--results", default="results", help="the results folder (default: results)")
+    p.add_argument("--out", help="Markdown file to write (default: RESULTS/TABLE.md; '-' prints only)")
+    p.add_argument("--figure", help="PNG to write (default: beside --out, TABLE.png)")
+    p.set_defaults(func=cmd_table)
     return parser
 
 

@@ -8,7 +8,8 @@ epoch, keeps the best weights, and finally scores the test set with them. A run 
 * ``metrics.jsonl``  one JSON line per epoch (learning rate, train/valid perplexity, speed),
 * ``checkpoint.pt``  the latest epoch's full training state (atomic; resuming continues from it),
 * ``best.pt``        the weights with the best validation perplexity so far,
-* ``result.json``    the summary: best validation and test perplexity, parameters, tokens/second.
+* ``result.json``    the summary: best validation and test perplexity, parameters, tokens/second,
+                     epochs, updates, threads and the machine (host, CPU model, GPU, torch version).
 
 A NaN or infinite loss stops the run with :class:`TrainingDiverged`; the checkpoint of the
 last good epoch is left untouched.
@@ -34,7 +35,8 @@ from mlm.models.attentive import AttentiveHead
 from mlm.regularizers import build_regularizer
 from mlm.models.recurrent_memory import RecurrentMemoryHead
 from mlm.models.short_attention import NgramHead, WindowAttentionHead
-from mlm.utils import atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, set_seed
+from mlm.utils import (atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, machine_info,
+                       set_seed)
 
 
 class TrainingDiverged(RuntimeError):
@@ -359,7 +361,9 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
               "train_tokens_per_second": train_tokens / max(train_seconds, 1e-9),
               "train_seconds": train_seconds, "wall_seconds": time.perf_counter() - wall_start,
               "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
-              "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict()}
+              "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict(),
+              # every epoch runs all its batches (checkpoints are written between epochs only)
+              "updates": len(history) * len(train_batches), **machine_info(device)}
     if finished:
         test_batches = build_batches(cfg, corpus, "test")
         start = time.perf_counter()

@@ -70,3 +70,21 @@ def atomic_torch_save(obj, path: Path) -> None:
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     atomic_write_bytes(path, buffer.getvalue())
+
+
+def machine_info(device=None) -> dict:
+    """Where a run ran: host name, CPU model and core count, GPU name (CUDA devices), Python version."""
+    import platform
+    import socket
+
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    gpu = None
+    if device is not None and torch.device(device).type == "cuda":
+        gpu = torch.cuda.get_device_name(torch.device(device))
+    return {"hostname": socket.gethostname(), "cpu_model": cpu, "cpu_count": os.cpu_count(), "gpu": gpu,
+            "python": platform.python_version()}

@@ -1,0 +1,176 @@
+"""``python -m mlm table``: the paper-versus-ours table of whatever ``results/`` holds.
+
+:func:`collect_rows` gives one :class:`Row` per setting of the manifests (its seeds averaged) plus one per
+stored result no manifest names; :func:`format_markdown` renders rows as a Markdown table and
+:func:`plot_rows` as a figure. The README's reproduction table and a chapter's claims table are these
+functions applied to a selection of rows::
+
+    rows = collect_rows(load_manifest("cpu"), "results")
+    print(format_markdown([r for r in rows if r.group == "cpu-tran2016-ptb"]))
+
+A run of a manifest whose ``result.json`` is missing is marked *missing*; a setting with several seeds shows
+mean ± standard deviation (n - 1 in the denominator) over the seeds found and n.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from mlm.configs import ConfigError, get_preset
+
+
+@dataclass
+class Row:
+    """One setting: the paper's numbers and ours over the seeds found (``expected`` seeds in all)."""
+
+    group: str
+    run: str
+    preset: str = ""
+    paper: dict = field(default_factory=dict)
+    valid: list[float] = field(default_factory=list)
+    test: list[float] = field(default_factory=list)
+    accuracy: list[float] = field(default_factory=list)  # MSR sentence completion (completion.json)
+    expected: int = 1
+    note: str = ""
+
+    @property
+    def n(self) -> int:
+        return len(self.test)
+
+    @property
+    def status(self) -> str:
+        if self.n == 0:
+            return "missing"
+        return "done" if self.n >= self.expected else f"{self.n} of {self.expected} seeds"
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for a single value)."""
+    values = list(values)
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _add_result(row: Row, folder: Path) -> None:
+    result = _read_json(folder / "result.json")
+    if not result or "test_ppl" not in result:
+        return
+    row.valid.append(result["best_valid_ppl"])
+    row.test.append(result["test_ppl"])
+    row.paper = row.paper or result.get("paper") or {}
+    row.preset = row.preset or result.get("name", "")
+    completion = _read_json(folder / "completion.json")
+    if completion and "accuracy" in completion:
+        row.accuracy.append(completion["accuracy"])
+
+
+def collect_rows(specs: Sequence = (), results: str | Path = "results", orphans: bool = True) -> list[Row]:
+    """Rows for the runs of ``specs`` (:class:`mlm.reproduce.RunSpec`, seeds of one setting in one row, in
+    manifest order), then, with ``orphans``, for every other ``result.json`` under ``results``."""
+    results = Path(results)
+    rows: dict[tuple[str, str], Row] = {}
+    covered = set()
+    for spec in specs:
+        key = (spec.group, spec.base)
+        if key not in rows:
+            try:
+                paper = spec.config().paper
+            except ConfigError:
+                paper = {}
+            rows[key] = Row(spec.group, spec.base, spec.preset, paper, expected=0, note=spec.note)
+        rows[key].expected += 1
+        folder = results / spec.group / spec.name
+        covered.add(folder.resolve())
+        _add_result(rows[key], folder)
+    if orphans:
+        for path in sorted(results.rglob("result.json")):
+            folder = path.parent
+            if folder.resolve() in covered:
+                continue
+            parts = folder.relative_to(results).parts
+            group, run = parts[0], re.sub(r"/seed\d+$", "", "/".join(parts[1:])) or "-"
+            row = rows.setdefault((group, run), Row(group, run, expected=0))
+            row.expected += 1
+            _add_result(row, folder)
+    return list(rows.values())
+
+
+def _fmt(values: Sequence[float], digits: int = 1) -> str:
+    if not values:
+        return "missing"
+    mean, std = mean_std(values)
+    return f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if std is not None else "")
+
+
+def _paper(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else "–"
+
+
+def format_markdown(rows: Sequence[Row]) -> str:
+    """The rows as one Markdown table: paper valid/test next to ours (mean ± std over n seeds)."""
+    lines = ["| group | run | preset | paper valid | paper test | our valid | our test | n | status |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        test = _fmt(r.test) + (f" (MSR accuracy {_fmt([100 * a for a in r.accuracy])}%)" if r.accuracy else "")
+        lines.append(f"| {r.group} | {r.run} | {r.preset or '–'} | {_paper(r.paper.get('valid'))} | "
+                     f"{_paper(r.paper.get('test'))} | {_fmt(r.valid)} | {test} | {r.n} | {r.status} |")
+    return "\n".join(lines)
+
+
+def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
+    """One panel per group: our test perplexity (mean, ± std as error bar) as bars, the paper's as a
+    black tick; missing runs are labelled "missing". Written as a PNG with matplotlib's Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(dict.fromkeys(r.group for r in rows))
+    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * max(len(groups), 1)), squeeze=False)
+    for ax, group in zip(axes[:, 0], groups):
+        members = [r for r in rows if r.group == group]
+        for i, r in enumerate(members):
+            if r.test:
+                mean, std = mean_std(r.test)
+                ax.bar(i, mean, yerr=std or 0, color="tab:blue", capsize=3)
+            else:
+                ax.text(i, 0, "missing", rotation=90, ha="center", va="bottom", fontsize=8, color="gray")
+            if isinstance(r.paper.get("test"), (int, float)):
+                ax.plot([i - 0.4, i + 0.4], [r.paper["test"]] * 2, color="black", lw=2)
+        ax.set_xticks(range(len(members)), [r.run for r in members], rotation=30, ha="right", fontsize=8)
+        ax.set_title(f"{group}: test perplexity (bars: ours, black: paper)", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(args) -> int:
+    """``python -m mlm table [MANIFEST...] [--results DIR] [--out FILE] [--figure PNG]``."""
+    from mlm.reproduce import load_manifest, manifest_names
+
+    specs = [s for name in (args.manifests or manifest_names()) for s in load_manifest(name)]
+    rows = collect_rows(specs, args.results)
+    text = format_markdown(rows)
+    print(text)
+    if args.out != "-":
+        out = Path(args.out or Path(args.results) / "TABLE.md")
+        out.write_text("# Paper versus ours\n\nGenerated by `python -m mlm table` from the result.json files under "
+                       f"`{args.results}/`; do not edit.\n\n{text}\n")
+        figure = plot_rows(rows, args.figure or out.with_suffix(".png"))
+        print(f"wrote {out} and {figure}", file=sys.stderr)
+    return 0

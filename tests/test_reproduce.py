@@ -1,0 +1,215 @@
+"""``python -m mlm reproduce`` and ``python -m mlm table`` on tiny synthetic runs, and a build check of
+every run of the shipped manifests (config valid, model constructs, one training batch) without training."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlm import reproduce as rp
+from mlm.cli import build_parser
+from mlm.configs import get_preset
+from mlm.table import collect_rows, format_markdown, plot_rows
+from mlm.training import build_batches, build_model, build_optimizer, load_data, train, training_forward
+
+pytestmark = pytest.mark.usefixtures("no_data_env")
+
+TINY = ["data.max_train_tokens=3000", "model.embed_size=16", "model.hidden_size=16", "train.epochs=3"]
+
+
+def tiny_manifest(tmp_path) -> tuple[str, list[rp.RunSpec]]:
+    """A JSON manifest: one single-seed run and one setting with two seeds."""
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps({"runs": [
+        {"group": "g", "name": "plain", "preset": "synthetic-tiny", "set": TINY},
+        {"group": "g", "name": "wide", "preset": "synthetic-tiny", "set": [*TINY, "model.hidden_size=24"],
+         "seeds": [0, 1]},
+    ]}))
+    return str(path), rp.load_manifest(path)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The tiny manifest reproduced once, two runs at a time: (manifest, specs, layout, states)."""
+    root = tmp_path_factory.mktemp("repro")
+    manifest, specs = tiny_manifest(root)
+    layout = rp.Layout(root)
+    states = rp.reproduce(specs, manifest, layout, jobs=2, cores=2, echo=lambda s: None)
+    return manifest, specs, layout, states
+
+
+def test_manifest_expands_seeds(tmp_path):
+    _, specs = tiny_manifest(tmp_path)
+    assert [s.id for s in specs] == ["g/plain", "g/wide/seed0", "g/wide/seed1"]
+    assert specs[2].config().train.seed == 1 and specs[2].base == "wide"
+    assert [s.id for s in rp.select(specs, ["g/wide"])] == ["g/wide/seed0", "g/wide/seed1"]
+    assert [s.id for s in rp.select(specs, ["*seed1"])] == ["g/wide/seed1"]
+
+
+def test_manifest_rejects_duplicates_and_unknown_post_steps(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "a", "preset": "synthetic-tiny"}] * 2}))
+    with pytest.raises(ValueError, match="used twice"):
+        rp.load_manifest(path)
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "a", "preset": "synthetic-tiny", "post": ["x"]}]}))
+    with pytest.raises(ValueError, match="unknown post-steps"):
+        rp.load_manifest(path)
+
+
+def test_reproduce_trains_and_stores_results(finished):
+    _, specs, layout, states = finished
+    assert states == {s.id: "done" for s in specs}
+    for spec in specs:
+        out = layout.result_dir(spec)
+        assert sorted(p.name for p in out.iterdir()) == ["command.txt", "config.json", "metrics.jsonl", "result.json"]
+        assert (layout.run_dir(spec) / "checkpoint.pt").is_file()  # checkpoints stay in runs/
+        result = json.loads((out / "result.json").read_text())
+        assert result["finished"] and result["epochs_run"] == 3
+        assert result["threads"] == 1 and result["updates"] > 0 and result["hostname"] and "cpu_model" in result
+        command = (out / "command.txt").read_text()
+        assert command.startswith("OMP_NUM_THREADS=1 python -m mlm train synthetic-tiny") and "runs/g/" in command
+    assert not list(layout.root.joinpath("results").rglob("*.pt"))
+    seeds = [json.loads((layout.result_dir(s) / "config.json").read_text())["train"]["seed"] for s in specs[1:]]
+    assert seeds == [0, 1]
+
+
+def test_finished_runs_are_skipped(finished, monkeypatch):
+    manifest, specs, layout, _ = finished
+    monkeypatch.setattr(rp, "_subprocess", lambda *a, **k: pytest.fail("a finished run was started again"))
+    lines = []
+    assert rp.reproduce(specs, manifest, layout, echo=lines.append) == {s.id: "done" for s in specs}
+    assert lines[0].startswith("0 of 3 runs to train")
+
+
+def test_list_states(tmp_path):
+    manifest, specs = tiny_manifest(tmp_path)
+    layout = rp.Layout(tmp_path)
+    plain, seed0, seed1 = specs
+    assert {rp.run_state(s, layout) for s in specs} == {"missing"}
+    # partial: a checkpoint of an interrupted run; running: a live pid holds the lock; a dead pid does not
+    layout.run_dir(plain).mkdir(parents=True)
+    (layout.run_dir(plain) / "checkpoint.pt").write_bytes(b"")
+    rp._write_lock(layout.run_dir(seed0), os.getpid())
+    rp._write_lock(layout.run_dir(seed1), 2**22 + 12345)  # beyond Linux's default pid_max: not alive
+    assert [rp.run_state(s, layout) for s in specs] == ["partial", "running", "missing"]
+    listing = rp.format_list(specs, layout)
+    assert listing.splitlines()[-1].startswith("0 done, 1 running, 1 partial, 1 missing")
+
+
+def test_interrupted_run_resumes(tmp_path):
+    manifest, specs = tiny_manifest(tmp_path)
+    layout, spec = rp.Layout(tmp_path), specs[0]
+    train(spec.config(), layout.run_dir(spec), progress=False, max_epochs=1)  # stopped after epoch 1
+    assert rp.run_state(spec, layout) == "partial"
+    assert rp.reproduce([spec], manifest, layout, echo=lambda s: None) == {spec.id: "done"}
+    metrics = (layout.result_dir(spec) / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["epoch"] for line in metrics] == [1, 2, 3]  # epoch 1 was not trained again
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 8, 16])
+@pytest.mark.parametrize("jobs", [1, 2, 3, 5, 16, 40])
+def test_threads_never_exceed_cores(jobs, cores):
+    n, threads = rp.plan_jobs(jobs, cores, "cpu")
+    assert n * threads <= cores and n >= 1 and threads >= 1
+    assert n == min(jobs, cores) and threads == cores // n
+    n, threads = rp.plan_jobs(jobs, cores, "cuda")
+    assert n == jobs and threads >= 1  # several runs share one GPU
+
+
+def test_dry_run_prints_the_command_that_builds_the_config(tmp_path, capsys):
+    manifest, specs = tiny_manifest(tmp_path)
+    lines = []
+    rp.reproduce(specs, manifest, rp.Layout(tmp_path), jobs=2, cores=4, dry_run=True, echo=lines.append)
+    assert len(lines) == 3 and not (tmp_path / "runs").exists()
+    env, *argv = lines[2].split()
+    assert env == "OMP_NUM_THREADS=2" and argv[:3] == ["python", "-m", "mlm"]
+    args = build_parser().parse_args(argv[3:])
+    assert get_preset(args.preset, args.size, args.overrides) == specs[2].config(["train.threads=2"])
+
+
+def write_result(folder, valid, test, paper=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "result.json").write_text(json.dumps({"best_valid_ppl": valid, "test_ppl": test, "name": "p",
+                                                     "paper": paper or {}}))
+
+
+def test_table_marks_missing_runs_and_averages_seeds(tmp_path):
+    _, specs = tiny_manifest(tmp_path)
+    results = tmp_path / "results"
+    write_result(results / "g" / "wide" / "seed0", 10.0, 20.0)
+    write_result(results / "g" / "wide" / "seed1", 12.0, 23.0)
+    write_result(results / "old" / "run", 5.0, 6.0, {"test": 7.5})  # a stored result no manifest names
+    rows = collect_rows(specs, results)
+    assert [(r.group, r.run, r.status, r.n) for r in rows] == [
+        ("g", "plain", "missing", 0), ("g", "wide", "done", 2), ("old", "run", "done", 1)]
+    table = format_markdown(rows)
+    assert f"| 21.5 ± {statistics.stdev([20.0, 23.0]):.1f} | 2 | done |" in table
+    assert "| missing | missing | 0 | missing |" in table
+    assert "| 7.5 | 5.0 | 6.0 | 1 | done |" in table
+    assert plot_rows(rows, tmp_path / "t.png").stat().st_size > 0
+    (results / "g" / "wide" / "seed1" / "result.json").unlink()
+    assert collect_rows(specs, results)[1].status == "1 of 2 seeds"
+
+
+def _build_once(spec: rp.RunSpec) -> None:
+    """Build ``spec``'s model at its configured width on the synthetic corpus; one short training step."""
+    small_data = ["data.corpus=synthetic", "data.vocab_size=none", "data.max_train_tokens=none",
+                  "data.max_eval_tokens=none", "data.max_document_tokens=none", "data.batch_size=2", "data.bptt=5",
+                  "data.max_len=5", "data.pad_to=none", "train.device=cpu"]
+    cfg = spec.config(small_data)
+    corpus = load_data(cfg)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus)
+    optimizer = build_optimizer(cfg, model)
+    batch = next(iter(build_batches(cfg, corpus, "train")))
+    model.train()
+    _, nll, penalty = training_forward(model, batch)
+    loss = nll / max(batch.num_tokens, 1) + (penalty if penalty is not None else 0.0)
+    loss.backward()
+    optimizer.step()
+    assert torch.isfinite(loss)
+    # the model is built at the manifest's width, not the synthetic preset's
+    assert model.num_parameters() > 4 * cfg.model.hidden_size ** 2
+
+
+@pytest.mark.parametrize("manifest", ["cpu", "full", "stored"])
+def test_every_manifest_run_builds(manifest):
+    specs = rp.load_manifest(manifest)
+    assert specs and all(s.id.count("/") >= 1 for s in specs)
+    if manifest == "cpu":  # every CPU run carries its measured estimate, about 2 hours on one thread
+        assert all(s.hours is not None and s.hours < 3.5 and s.tokens for s in specs)
+    seen = set()
+    for spec in specs:
+        key = (spec.preset, spec.size, spec.overrides)
+        if key not in seen:  # seeds of one setting build the same model
+            seen.add(key)
+            _build_once(spec)
+
+
+def test_stored_manifest_matches_the_stored_configs():
+    """The ``stored`` manifest repeats exactly the configurations of the result folders it names."""
+    root = Path(__file__).resolve().parents[1]
+    for spec in rp.load_manifest("stored"):
+        stored = json.loads((rp.Layout(root).result_dir(spec) / "config.json").read_text())
+        built = spec.config(["train.threads=1"]).to_dict()
+        for section in ("data", "model", "train"):
+            differ = {k for k in built[section] if k in stored[section] and stored[section][k] != built[section][k]}
+            assert differ <= {"data_dir"}, (spec.id, section, differ)
+
+
+def test_post_step_writes_beside_the_results(tmp_path):
+    """A run with a post-step is done only once the post-step's file is in its results folder."""
+    path = tmp_path / "post.json"
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "win", "preset": "synthetic-tiny", "post": ["window-analysis"],
+                                          "set": [*TINY[:3], "train.epochs=1", "model.head=window", "model.window_size=3"]}]}))
+    specs, layout = rp.load_manifest(path), rp.Layout(tmp_path)
+    assert rp.reproduce(specs, str(path), layout, cores=1, echo=lambda s: None) == {"g/win": "done"}
+    out = layout.result_dir(specs[0])
+    assert set(json.loads((out / "analysis.json").read_text())["test_ppl_by_window"]) == {"1", "2", "3"}
+    assert "--post-only" in (out / "command.txt").read_text()
+    (out / "analysis.json").unlink()
+    assert rp.run_state(specs[0], layout) == "partial"
