@@ -53,6 +53,8 @@ step four gates are computed from the input ``x_t`` and the previous hidden stat
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 

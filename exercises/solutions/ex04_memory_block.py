@@ -1,6 +1,42 @@
-"""Assignment 04: the Memory Block of the Recurrent Memory Network (solution).
+"""Assignment 04: the Memory Block of the Recurrent Memory Network (Tran et al. 2016).
 
-See the template ``exercises/ex04_memory_block.py`` for the task.
+The Recurrent Memory Network puts a small memory network on top of an LSTM. At step t its
+Memory Block looks at the n most recent *input words* x_{t-n+1} .. x_t (the current word
+included), looks each one up in two tables M and C, and lets the LSTM state h_t decide how much
+each word matters::
+
+    p_t = softmax((M_i + T) h_t)          attention over the n words   (Eq. 2)
+    s_t = C_i^T p_t                       context vector               (Eq. 3)
+    hm_t = g(s_t, h_t)                    composition, here a gate     (Eq. 4-7)
+
+T is the temporal matrix: one learned vector per memory position. The book's version is
+``mlm.models.recurrent_memory``. In this assignment you write the three pieces that are easy
+to get subtly wrong.
+
+What you will implement
+-----------------------
+1. ``memory_window``: which word ids sit in the memory at every step, computed for all steps
+   at once, and which slots are really filled. At a sentence start (t < n) the memory holds
+   fewer than n words; the missing slots are marked absent, never filled with padding.
+2. ``temporal_rows``: which row of T each memory slot uses. The paper (section 4.2) uses the
+   slice T[1:m] when the memory holds m < n words, oldest word first.
+3. ``gated_composition``: the gating unit of Eq. 4-7, a GRU-like mix of h_t and s_t.
+
+How to work
+-----------
+Replace each ``raise NotImplementedError(...)`` with your code; do not rename the functions
+or change their arguments. Check your progress from the repository root with::
+
+    python -m exercises.grader 04
+
+Do not use ``mlm.models.recurrent_memory`` inside your functions (you may compare against it
+in your own experiments).
+
+Conventions
+-----------
+Positions count from 0. Slot j = 0 .. n-1 of step t holds the word at position
+t - (n-1) + j: the newest word (the current input x_t) is in the **last** slot, n-1, and
+slot 0 holds the oldest. Padding (``mask`` False) sits at the end of shorter rows.
 """
 
 from __future__ import annotations
@@ -9,21 +45,86 @@ import torch
 
 
 def memory_window(tokens: torch.Tensor, mask: torch.Tensor | None, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The word ids in memory at every step, and which slots hold a real word.
+
+    Args:
+        tokens: (batch, time) long tensor of input ids.
+        mask: (batch, time) bool tensor, True at real tokens and False at padding, or ``None``
+            when nothing is padded.
+        size: n, the number of memory slots.
+
+    Returns:
+        ``(ids, present)``, both of shape (batch, time, size):
+
+        * ``ids[b, t, j]`` is ``tokens[b, t - (size-1) + j]`` when that position is >= 0, and 0
+          (any valid id) when it lies before the start of the row;
+        * ``present[b, t, j]`` (bool) is True exactly when that position is >= 0 and is a real
+          token (``mask`` True there).
+
+    Notes:
+        * No Python loop over time: pad the front of the rows with size-1 dummy entries and take
+          sliding windows (``Tensor.unfold``), or build an index tensor with ``torch.arange``.
+        * Return tensors on the device of ``tokens``.
+    """
+    # front-pad (batch, size-1 + time), then windows of `size`: (batch, time, size)
+    ### BEGIN SOLUTION: build the memory window
     batch, time = tokens.shape
     real = torch.ones_like(tokens, dtype=torch.bool) if mask is None else mask.bool()
     ids = torch.cat([tokens.new_zeros(batch, size - 1), tokens], dim=1)  # (batch, size-1 + time)
     present = torch.cat([real.new_zeros(batch, size - 1), real], dim=1)
     return ids.unfold(1, size, 1), present.unfold(1, size, 1)  # (batch, time, size) each
+    ### END SOLUTION
 
 
 def temporal_rows(time: int, size: int) -> torch.Tensor:
+    """The row of the temporal matrix T used by slot j at step t, for every (t, j).
+
+    Returns:
+        (time, size) long tensor ``rows``. With m = min(t + 1, size) words in memory at step t
+        (they fill the last m slots), the oldest present word uses row 0, the next row 1, ...,
+        and the current word (slot size-1) row m-1: the paper's slice T[1:m]. Once the memory
+        is full every slot j uses row j. Rows of absent slots (j < size - m) are not used; set
+        them to 0 so that they are still valid indices.
+
+    Example (time=3, size=4)::
+
+        [[0, 0, 0, 0],     step 0: one word, in slot 3, row 0
+         [0, 0, 0, 1],     step 1: two words, rows 0 and 1
+         [0, 0, 1, 2]]     step 2: three words
+    """
+    # m per step: (time, 1); slot index: (1, size)
+    ### BEGIN SOLUTION: compute the temporal rows
     slots = torch.arange(size)[None, :]  # (1, size)
     words = (torch.arange(time) + 1).clamp(max=size)[:, None]  # (time, 1): words in memory
     return (slots - (size - words)).clamp(min=0)  # (time, size)
+    ### END SOLUTION
 
 
 def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
+    """The gating unit of Eq. 4-7 for any number of leading dimensions.
+
+    Args:
+        s: (..., d) the context vectors s_t.
+        h: (..., d) the LSTM states h_t.
+        W_z, U_z, W_r, U_r, W, U: (d, d) matrices, stored like ``nn.Linear.weight`` (so
+            ``W_z s`` is ``s @ W_z.T``).
+        b_z, b_r, b: (d,) biases, added to the s-side of each gate (W_z s + b_z, ...).
+
+    Returns:
+        (..., d) tensor::
+
+            z  = sigm(W_z s + b_z + U_z h)          update gate   (Eq. 4)
+            r  = sigm(W_r s + b_r + U_r h)          reset gate    (Eq. 5)
+            h~ = tanh(W s + b + U (r * h))                        (Eq. 6)
+            hm = (1 - z) * h + z * h~                             (Eq. 7)
+
+    Notes:
+        * The reset gate multiplies h *before* U is applied.
+        * When z is 0 the block passes h through unchanged.
+    """
+    ### BEGIN SOLUTION: compute the gated composition
     z = torch.sigmoid(s @ W_z.T + b_z + h @ U_z.T)  # Eq. 4
     r = torch.sigmoid(s @ W_r.T + b_r + h @ U_r.T)  # Eq. 5
     h_tilde = torch.tanh(s @ W.T + b + (r * h) @ U.T)  # Eq. 6
     return (1 - z) * h + z * h_tilde  # Eq. 7
+    ### END SOLUTION
