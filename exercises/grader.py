@@ -162,10 +162,10 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     failed, stopped = set(), False
     for c in assignment.checks:
         missing = [r for r in c.requires if r in failed]
-        if c.name in static:
-            result = Result(c, "fail" if static[c.name] else "pass", static[c.name] or "")
-        elif missing:  # whatever the child said: a check whose prerequisite failed earns nothing here
+        if missing:  # whatever the child said: a check whose prerequisite failed earns nothing here
             result = Result(c, "skip", f"fix {', '.join(missing)} first")
+        elif c.name in static:
+            result = Result(c, "fail" if static[c.name] else "pass", static[c.name] or "")
         elif c.name in reports:
             result = Result(c, reports[c.name]["status"], reports[c.name]["hint"])
             if result.status == "skip":  # only the parent decides what to skip

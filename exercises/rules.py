@@ -121,7 +121,7 @@ class StaticCheck:
         self.__name__ = run.__name__
 
 
-def no_python_loops(*functions: str, points: int = 1, name: str = "no_python_loops"):
+def no_python_loops(*functions: str, points: int = 1, name: str = "no_python_loops", requires: tuple[str, ...] = ()):
     """A check (judged from the source) that ``functions`` contain no Python loop, nor do the helpers they call."""
     from exercises.checks.common import Check
 
@@ -135,4 +135,4 @@ def no_python_loops(*functions: str, points: int = 1, name: str = "no_python_loo
                 "unique...) instead of one step or token at a time")
 
     run.__name__ = name
-    return Check(f"{', '.join(functions)}: no Python loop (whole tensors at once)", StaticCheck(run), points)
+    return Check(f"{', '.join(functions)}: no Python loop (whole tensors at once)", StaticCheck(run), points, requires)
