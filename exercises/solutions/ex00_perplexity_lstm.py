@@ -161,3 +161,40 @@ def run_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         outputs.append(h)
     return torch.stack(outputs, dim=1), (h, c)  # (batch, time, hidden), ((batch, hidden), (batch, hidden))
     ### END SOLUTION
+
+
+# ============================================================================ written questions
+#
+# Q1 (derive). A model gives the correct next word probability 1/50 at half of the scored
+# positions and 1/2 at the other half. What is its perplexity? Is it the mean of 50 and 2?
+### BEGIN ANSWER
+# exp(mean NLL) = exp((log 50 + log 2) / 2) = sqrt(100) = 10: the geometric mean of 50 and 2, not
+# their arithmetic mean 26. This is also why averaging per-sentence perplexities gives another
+# number: perplexity averages log-probabilities over tokens, then exponentiates once.
+### END ANSWER
+#
+# Q2 (experiment). Run this file: it times your run_lstm against torch.nn.LSTM on the same
+# weights and prints the largest difference. Explain the speed gap in one sentence.
+### BEGIN ANSWER
+# The differences are at rounding level (1e-7 in float32). nn.LSTM is faster: one
+# fused kernel does the input projections for all steps at once and the loop in C++, while ours
+# launches a handful of small operations per step from Python (the gap grows with the size).
+### END ANSWER
+
+
+if __name__ == "__main__":
+    # Experiment (not graded): your LSTM against torch.nn.LSTM.
+    import time
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(32, 64, batch_first=True)
+    x, h0, c0 = torch.randn(16, 100, 32), torch.zeros(16, 64), torch.zeros(16, 64)
+    params = (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+    with torch.no_grad():
+        start = time.perf_counter()
+        ours, _ = run_lstm(x, h0, c0, *params)
+        middle = time.perf_counter()
+        theirs, _ = lstm(x, (h0[None], c0[None]))
+        end = time.perf_counter()
+    print(f"largest difference {(ours - theirs).abs().max():.2e}; "
+          f"run_lstm {1000 * (middle - start):.1f} ms, nn.LSTM {1000 * (end - middle):.1f} ms")

@@ -164,3 +164,33 @@ def attend(h: torch.Tensor, scores: torch.Tensor, allowed: torch.Tensor) -> tupl
     context = weights @ h  # (batch, time, hidden), Eq. 3
     return weights, context
     ### END SOLUTION
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). Why must step t not attend to its own output h_t, although h_t is available
+# when the prediction is made? What would the attention learn if it could?
+### BEGIN ANSWER
+# Nothing would break causally (h_t depends only on words up to t), but the memory is meant to
+# add information h_t lacks: attending to h_t itself only re-weights what the LSTM already gives,
+# and the head tends to put its weight on the current step, a shortcut that makes the memory idle.
+# The paper's memory holds h_1 .. h_{t-1}; the grader follows it.
+### END ANSWER
+#
+# Q2 (experiment). Run this file: it prints the attention weights of one short sequence with
+# random parameters, before any training. Which step has an empty row, and what do the other
+# rows look like? Predict before you run it.
+### BEGIN ANSWER
+# Step 0 has an all-zero row (empty memory). With random small parameters the scores are close to
+# each other, so each row t is nearly uniform over its t earlier slots: 1, 1/2, 1/3, ... Training is
+# what makes the rows peaked.
+### END ANSWER
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    hidden, attn, time = 6, 4, 5
+    h = torch.randn(1, time, hidden)
+    W_s, W_q, v = torch.randn(attn, hidden) * 0.1, torch.randn(attn, hidden) * 0.1, torch.randn(attn) * 0.1
+    weights, _ = attend(h, combined_scores(h, W_s, W_q, v), causal_memory_mask(None, 1, time))
+    print(weights[0].numpy().round(3))

@@ -233,3 +233,36 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
     out = torch.tanh(r @ W_r.T + predict @ W_x.T)  # (batch, time, k), Eq. 4 / 10 / 12
     return out, alpha
     ### END SOLUTION
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). Daniluk et al. split h_t into a key, a value and a predict part. What goes wrong
+# with a single vector that must at once say what to look for, what to return and what to predict?
+### BEGIN ANSWER
+# One vector is optimised for three jobs with different gradients: as a key it should make
+# useful memories score high, as a value carry content to read, and as a predictor carry the next
+# word's evidence. Separating them lets each part specialise; the paper finds that the attention
+# then looks mostly at the last few steps, hence the title.
+### END ANSWER
+#
+# Q2 (experiment). Run this file: two segments of one document go through your functions with a
+# window of 3. Print the allowed mask of the first step of segment 2 with and without a reset,
+# and say which slots change.
+### BEGIN ANSWER
+# Without a reset, step 0 of segment 2 may attend to the last three outputs of segment 1 (all True).
+# With a reset the carried slots are invalid, so its row is empty (all False) and the later steps
+# see only the outputs of the new segment.
+### END ANSWER
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    window, hidden = 3, 4
+    first = torch.randn(1, 5, hidden)
+    seq, valid = extend_with_memory(first, None, None, None, window)
+    memory = (seq[:, -window:], valid[:, -window:])
+    second = torch.randn(1, 5, hidden)
+    for reset in (torch.tensor([False]), torch.tensor([True])):
+        _, valid2 = extend_with_memory(second, None, memory, reset, window)
+        print(f"reset={bool(reset)}: allowed slots of the first step", window_mask(valid2, window, 5)[0, 0].tolist())
