@@ -128,8 +128,9 @@ def _child_results(assignment: Assignment, assignment_id: str, path: Path, stati
             problem = f"time limit of {timeout:g} s reached"
         reader.join(timeout=5)
     lines = "".join(received).splitlines()
-    if not problem and child.returncode != 0:
-        problem = f"the grading process ended with exit code {child.returncode}"
+    finished = any(json.loads(line).get("status") == "done" for line in lines[-1:] if line.startswith("{"))
+    if not problem and (child.returncode != 0 or not finished):
+        problem = f"the grading process ended early, with exit code {child.returncode}"
     known = {c.name for c in assignment.checks}
     reports = {}
     for line in lines:
@@ -181,7 +182,8 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     return report
 
 
-def print_report(report: Report, out=sys.stdout) -> None:
+def print_report(report: Report, out=None) -> None:
+    out = out or sys.stdout
     assignment = REGISTRY[report.assignment_id]
     print(f"Assignment {report.assignment_id}: {assignment.title}", file=out)
     print(f"grading {report.path}", file=out)
@@ -224,7 +226,8 @@ def find_submissions(folder: Path) -> list[tuple[str, str, Path]]:
     return found
 
 
-def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=sys.stdout) -> list[tuple[str, Report]]:
+def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None) -> list[tuple[str, Report]]:
+    out = out or sys.stdout
     submissions = find_submissions(folder)
     if not submissions:
         print(f"no submissions found under {folder} (expected <student>/exNN_*.py or <student>__exNN_*.py)", file=out)
@@ -248,8 +251,9 @@ def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=sys.std
     return graded
 
 
-def print_class_summary(graded: list[tuple[str, Report]], out=sys.stdout) -> None:
+def print_class_summary(graded: list[tuple[str, Report]], out=None) -> None:
     """For every assignment, how many submissions pass each check: where the class struggles."""
+    out = out or sys.stdout
     for assignment_id in sorted({r.assignment_id for _, r in graded}):
         reports = [r for _, r in graded if r.assignment_id == assignment_id]
         n = len(reports)

@@ -5,7 +5,8 @@ Started by :mod:`exercises.grader`, never by hand::
     python -m exercises.runner ASSIGNMENT PATH FD [FAILED_CHECK ...]
 
 The parent decides the score; this process only reports, one JSON line per check on the file
-descriptor FD (``{"name", "status": "pass" | "fail" | "skip", "hint"}``). What the submission
+descriptor FD (``{"name", "status": "pass" | "fail" | "skip", "hint"}``), then a last
+``"done"`` line. What the submission
 can do here cannot raise its score:
 
 * the check functions are taken before the submission is loaded, so replacing
@@ -112,6 +113,7 @@ def main(argv: list[str]) -> None:
         hint = f"your file could not be loaded: {type(exc).__name__}: {exc}{location}"
         for name, _, _ in checks:
             send(name, "fail", hint)
+        send("", "done")
         return
     for name, run, requires in checks:
         if isinstance(run, StaticCheck):
@@ -125,6 +127,7 @@ def main(argv: list[str]) -> None:
         if status != "pass":
             failed.add(name)
         send(name, status, hint)
+    send("", "done")
 
 
 if __name__ == "__main__":

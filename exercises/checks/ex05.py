@@ -54,7 +54,7 @@ def kn_example(module):
 def kn_normalised(module):
     got = _kn(module, _zipf_stream(1, 5000, 50), 50)
     expect(bool(torch.isfinite(got).all()) and bool((got >= 0).all()), "some probabilities are negative, NaN or inf")
-    expect(abs(got.sum().item() - 1.0) < 1e-9, f"the probabilities sum to {got.sum().item():.6f}, not 1")
+    expect(abs(got.sum().item() - 1.0) < 1e-5, f"the probabilities sum to {got.sum().item():.6f}, not 1")
 
 
 @check("kneser_ney_proposal counts bigram types, not bigram tokens")
