@@ -53,6 +53,8 @@ step four gates are computed from the input ``x_t`` and the previous hidden stat
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 
@@ -133,3 +135,32 @@ def run_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
     """
     # outputs: list of (batch, hidden), stacked along dim 1 -> (batch, time, hidden)
     raise NotImplementedError("TODO: run the LSTM over the sequence")
+
+
+# ============================================================================ written questions
+#
+# Q1 (derive). A model gives the correct next word probability 1/50 at half of the scored
+# positions and 1/2 at the other half. What is its perplexity? Is it the mean of 50 and 2?
+# YOUR ANSWER HERE
+#
+# Q2 (experiment). Run this file: it times your run_lstm against torch.nn.LSTM on the same
+# weights and prints the largest difference. Explain the speed gap in one sentence.
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    # Experiment (not graded): your LSTM against torch.nn.LSTM.
+    import time
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(32, 64, batch_first=True)
+    x, h0, c0 = torch.randn(16, 100, 32), torch.zeros(16, 64), torch.zeros(16, 64)
+    params = (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+    with torch.no_grad():
+        start = time.perf_counter()
+        ours, _ = run_lstm(x, h0, c0, *params)
+        middle = time.perf_counter()
+        theirs, _ = lstm(x, (h0[None], c0[None]))
+        end = time.perf_counter()
+    print(f"largest difference {(ours - theirs).abs().max():.2e}; "
+          f"run_lstm {1000 * (middle - start):.1f} ms, nn.LSTM {1000 * (end - middle):.1f} ms")

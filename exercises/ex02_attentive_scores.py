@@ -139,3 +139,24 @@ def attend(h: torch.Tensor, scores: torch.Tensor, allowed: torch.Tensor) -> tupl
     """
     # weights: (batch, time [query t], time [slot i]); context: (batch, time, hidden)
     raise NotImplementedError("TODO: compute the attention weights and the context")
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). Why must step t not attend to its own output h_t, although h_t is available
+# when the prediction is made? What would the attention learn if it could?
+# YOUR ANSWER HERE
+#
+# Q2 (experiment). Run this file: it prints the attention weights of one short sequence with
+# random parameters, before any training. Which step has an empty row, and what do the other
+# rows look like? Predict before you run it.
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    hidden, attn, time = 6, 4, 5
+    h = torch.randn(1, time, hidden)
+    W_s, W_q, v = torch.randn(attn, hidden) * 0.1, torch.randn(attn, hidden) * 0.1, torch.randn(attn) * 0.1
+    weights, _ = attend(h, combined_scores(h, W_s, W_q, v), causal_memory_mask(None, 1, time))
+    print(weights[0].numpy().round(3))

@@ -180,3 +180,27 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
     """
     # windows: (batch, time, window, k); scores and alpha: (batch, time, window); r and output: (batch, time, k)
     raise NotImplementedError("TODO: compute the window attention")
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). Daniluk et al. split h_t into a key, a value and a predict part. What goes wrong
+# with a single vector that must at once say what to look for, what to return and what to predict?
+# YOUR ANSWER HERE
+#
+# Q2 (experiment). Run this file: two segments of one document go through your functions with a
+# window of 3. Print the allowed mask of the first step of segment 2 with and without a reset,
+# and say which slots change.
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    window, hidden = 3, 4
+    first = torch.randn(1, 5, hidden)
+    seq, valid = extend_with_memory(first, None, None, None, window)
+    memory = (seq[:, -window:], valid[:, -window:])
+    second = torch.randn(1, 5, hidden)
+    for reset in (torch.tensor([False]), torch.tensor([True])):
+        _, valid2 = extend_with_memory(second, None, memory, reset, window)
+        print(f"reset={bool(reset)}: allowed slots of the first step", window_mask(valid2, window, 5)[0, 0].tolist())

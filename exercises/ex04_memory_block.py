@@ -20,7 +20,9 @@ What you will implement
    fewer than n words; the missing slots are marked absent, never filled with padding.
 2. ``temporal_rows``: which row of T each memory slot uses. The paper (section 4.2) uses the
    slice T[1:m] when the memory holds m < n words, oldest word first.
-3. ``gated_composition``: the gating unit of Eq. 4-7, a GRU-like mix of h_t and s_t.
+3. ``memory_attention``: the attention itself, Eq. 2-3: scores (M_i + T) h_t over the present
+   slots only, their softmax p_t, and the context s_t = C_i^T p_t.
+4. ``gated_composition``: the gating unit of Eq. 4-7, a GRU-like mix of h_t and s_t.
 
 How to work
 -----------
@@ -29,7 +31,7 @@ or change their arguments. Check your progress from the repository root with::
 
     python -m exercises.grader 04
 
-Do not use ``mlm.models.recurrent_memory`` inside your functions (you may compare against it
+Do not use ``mlm`` (``recurrent_memory``, ``masked_softmax``) inside your functions (you may compare against it
 in your own experiments).
 
 Conventions
@@ -90,6 +92,28 @@ def temporal_rows(time: int, size: int) -> torch.Tensor:
     raise NotImplementedError("TODO: compute the temporal rows")
 
 
+def memory_attention(h, ids, present, rows, M, C, T):
+    """The Memory Block's attention for every step at once (Eq. 2-3).
+
+    Args:
+        h: (batch, time, d) the LSTM states h_t.
+        ids, present: (batch, time, n) from ``memory_window``.
+        rows: (time, n) from ``temporal_rows``.
+        M, C: (vocab, d) the input and output memory tables; T: (n, d) the temporal matrix.
+
+    Returns:
+        ``(s, p)``: the context vectors s (batch, time, d) and the attention p (batch, time, n)::
+
+            p_t = softmax over the present slots j of (M[ids_tj] + T[rows_tj]) . h_t      (Eq. 2)
+            s_t = sum_j p_tj C[ids_tj]                                                    (Eq. 3)
+
+        Absent slots get weight exactly 0. A step with no present slot at all (a padded
+        position) gets p = 0 and s = 0, never NaN.
+    """
+    # keys, values: (batch, time, n, d); scores: (batch, time, n)
+    raise NotImplementedError("TODO: compute the attention over the present slots and the context")
+
+
 def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
     """The gating unit of Eq. 4-7 for any number of leading dimensions.
 
@@ -113,3 +137,30 @@ def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
         * When z is 0 the block passes h through unchanged.
     """
     raise NotImplementedError("TODO: compute the gated composition")
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). The paper's Memory Block attends to input *words* (ids looked up in M and C),
+# not to earlier LSTM states as in chapters 2-3. What can the attention map tell a linguist
+# that a map over hidden states cannot?
+# YOUR ANSWER HERE
+#
+# Q2 (experiment). Run this file: it builds a block from your functions with a temporal matrix
+# that strongly favours the oldest row, T[0], and prints the attention of the first steps of a
+# sentence. Where does the weight go at steps 0, 1, 2 under the paper's alignment T[1:m], and
+# where would it go under the official code's alignment (newest word on the last row)?
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    vocab, d, size, time = 20, 4, 4, 5
+    M, C = torch.randn(vocab, d) * 0.1, torch.randn(vocab, d)
+    T = torch.zeros(size, d)
+    T[0] = 5.0  # a big bias for row 0
+    tokens = torch.randint(vocab, (1, time))
+    h = torch.ones(1, time, d)
+    ids, present = memory_window(tokens, None, size)
+    s, p = memory_attention(h, ids, present, temporal_rows(time, size), M, C, T)
+    print(p[0].numpy().round(2))

@@ -32,6 +32,23 @@ Grade your work from the repository root with::
     python -m exercises.grader 05
 
 Do not use ``mlm.regularizers`` inside your functions (that is the answer); use it to compare.
+The counting functions must not loop over tokens in Python: the grader reads your source for
+``for``/``while`` loops and comprehensions, and also tries a stream of a million tokens.
+
+Part 2: variational smoothing (Kong et al. 2019, section 4)
+-----------------------------------------------------------
+Kong et al. read noising as a posterior over the embedding of word i, a mixture::
+
+    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v q_v N(e_v, sigma I)
+
+with (gamma_i, q) from one of the schemes above (sigma -> 0 here). You write three pieces:
+
+3. ``posterior_mean``: at test time the model uses the mean of q (section 4.1), not e_i.
+4. ``sample_embeddings``: in training, one matrix is drawn per *sequence* (a row of the
+   batch): every occurrence of word i in a row uses the same draw, other rows draw afresh.
+5. ``l2_weights``: with the prior N(0, I), the KL term becomes a data-dependent L2 penalty
+   sum_v c_v ||e_v||^2, where e_v collects 1/2 of its mixture weight in every q(e_i) that
+   can pick it. Derive c_v (question Q2) before you code it.
 
 Example, stream a b a c a b (ids a=0, b=1, c=2): the bigram types are (a,b), (b,a), (a,c), (c,a);
 distinct(., a) = 2 (b and c precede it), distinct(., b) = 1, distinct(., c) = 1, so
@@ -59,3 +76,61 @@ def absolute_discount_gamma(stream: torch.Tensor, vocab_size: int, gamma: float)
     Returns (vocab_size,) float64 with gamma_i = gamma * distinct(i, .) / count(i), and 0 where count(i) = 0.
     """
     raise NotImplementedError("TODO: count occurrences and distinct right neighbours, then divide")
+
+
+def posterior_mean(weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
+    """The mean of q(e_i) for every word: (1 - gamma_i) e_i + gamma_i sum_v q_v e_v.
+
+    weight: (vocab, embed) the base matrix E; gamma: (vocab,); proposal: (vocab,) q, summing to one.
+    Returns (vocab, embed).
+    """
+    raise NotImplementedError("TODO: mix every row with the proposal's average vector")
+
+
+def sample_embeddings(tokens: torch.Tensor, weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor,
+                      generator: torch.Generator) -> torch.Tensor:
+    """One training draw from q for a batch: (batch, time, embed).
+
+    tokens: (batch, time) word ids; weight (vocab, embed); gamma (vocab,); proposal (vocab,).
+    For every (row, word type) pair of ``tokens``: keep e_i with probability 1 - gamma_i,
+    otherwise use e_v with v drawn from ``proposal``. All occurrences of the word in that row
+    get that vector. Draw every random number from ``generator`` (``torch.rand(...,
+    generator=generator)``, ``torch.multinomial(..., generator=generator)``).
+    """
+    raise NotImplementedError("TODO: draw once per (row, word) pair, then spread the draws back to the positions")
+
+
+def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
+    """(vocab,) c_v, the weight of ||e_v||^2 in the KL term of the whole matrix (see Q2)."""
+    raise NotImplementedError("TODO: add up e_v's mixture weight in every q(e_i)")
+
+
+# ============================================================================ written questions
+#
+# Q1 (predict). "Francisco" occurs 500 times in a corpus, always after "San"; "table" occurs
+# 500 times after 200 different words. Which has the larger unigram probability, and which the
+# larger continuation probability K? Why is K the better proposal for replacing words?
+# YOUR ANSWER HERE
+#
+# Q2 (derive). Write the mixture weights theta^i_v of q(e_i) (careful with v = i), sum them over
+# i, and show c_v = (1 - gamma_v + q_v sum_i gamma_i) / 2. What is c_v for linear interpolation
+# (gamma_i = gamma, q the unigram U)? Which words are pulled harder towards 0?
+# YOUR ANSWER HERE
+#
+# Q3 (experiment). Run this file. It draws a batch with your sample_embeddings and prints how
+# often each word kept its own vector. Compare with 1 - gamma_i + gamma_i q_i: why is the second
+# term there?
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    # Experiment (not graded): how often does a word keep its own vector?
+    vocab, rows = 5, 2000
+    gamma = torch.tensor([0.1, 0.3, 0.5, 0.7, 0.9], dtype=torch.float64)
+    proposal = torch.tensor([0.4, 0.3, 0.1, 0.1, 0.1], dtype=torch.float64)
+    weight = torch.eye(vocab, dtype=torch.float64)  # one-hot rows: a vector tells which word it came from
+    tokens = torch.arange(vocab).repeat(rows, 1)
+    out = sample_embeddings(tokens, weight, gamma, proposal, torch.Generator().manual_seed(0))
+    kept = (out.argmax(-1) == tokens).double().mean(0)
+    for i in range(vocab):
+        print(f"word {i}: kept {kept[i]:.3f}, 1 - gamma_i + gamma_i q_i = {1 - gamma[i] + gamma[i] * proposal[i]:.3f}")

@@ -17,23 +17,30 @@ class CheckFailed(Exception):
     """Raised by a check; the message is the hint shown to the student."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Check:
-    """A named check: ``run(module)`` returns on success and raises on failure."""
+    """A named check: ``run(module)`` returns on success and raises on failure.
+
+    ``points`` is what passing it is worth. ``requires`` names checks (of the same assignment)
+    that must pass first: while one of them fails this check is skipped, so one mistake is
+    reported once, where it is made, instead of again by every check that builds on it.
+    """
 
     description: str
     run: Callable
+    points: int = 1
+    requires: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.run.__name__
 
 
-def check(description: str):
+def check(description: str, points: int = 1, requires: tuple[str, ...] | str = ()):
     """Decorator turning ``fn(module)`` into a :class:`Check` shown as ``description``."""
 
     def wrap(fn):
-        return Check(description, fn)
+        return Check(description, fn, points, (requires,) if isinstance(requires, str) else tuple(requires))
 
     return wrap
 

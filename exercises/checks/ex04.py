@@ -14,6 +14,9 @@ from mlm.models.recurrent_memory import MemoryBlock, memory_window, temporal_row
 from exercises.checks.common import (CheckFailed, check, expect, expect_pair, expect_tensor, generator, get_function,
                                       max_diff)
 
+BANNED = {name: "that is the book's answer; compare with it in the experiment" for name in
+          ("MemoryBlock", "RecurrentMemoryHead", "masked_softmax", "scaled_dot_product_attention")}
+
 # ----------------------------------------------------------------------------- helpers
 
 
@@ -162,6 +165,76 @@ def rows_sentence_start(module):
         expect(int(rows.min()) >= 0 and int(rows.max()) < size, "every entry must be a valid row index 0..size-1")
 
 
+# ----------------------------------------------------------------------------- memory_attention
+
+
+def _attention_case(seed: int, batch: int = 3, time: int = 8, size: int = 4, d: int = 5, vocab: int = 30):
+    g = generator(seed)
+    block = _block(_gate_params(seed, d, dtype=torch.float64), vocab=vocab, size=size)
+    tokens = _tokens(seed + 1, batch, time, vocab)
+    mask = _padding_mask(seed + 2, batch, time)
+    h = torch.randn(batch, time, d, generator=g, dtype=torch.float64)
+    return block, tokens, mask, h
+
+
+def _attention(module, block, tokens, mask, h):
+    """The student's attention on the reference window and rows (so only memory_attention is graded here)."""
+    size = block.memory_size
+    ids, present = memory_window(tokens, mask, size)
+    rows = temporal_rows(tokens.shape[1], size, "paper")
+    fn = get_function(module, "memory_attention")
+    s, p = expect_pair(fn(h, ids, present, rows, block.M.weight, block.C.weight, block.T), "memory_attention")
+    expect_tensor(s, tuple(h.shape), "s")
+    expect_tensor(p, tuple(ids.shape), "p")
+    return s, p, present
+
+
+def _reference_attention(block, tokens, mask, h):
+    ids, present = memory_window(tokens, mask, block.memory_size)
+    rows = temporal_rows(tokens.shape[1], block.memory_size, "paper")
+    scores = torch.einsum("btnd,btd->btn", block.M(ids) + block.T[rows], h).masked_fill(~present, float("-inf"))
+    p = torch.softmax(scores, -1).nan_to_num(0.0)
+    return torch.einsum("btn,btnd->btd", p, block.C(ids)), p
+
+
+@check("memory_attention matches Eq. 2-3 (MemoryBlock's p_t and s_t) at real positions", points=3)
+def attention_matches_block(module):
+    for seed in (100, 110):
+        block, tokens, mask, h = _attention_case(seed)
+        with torch.no_grad():
+            s, p, present = _attention(module, block, tokens, mask, h)
+            want_s, want_p = _reference_attention(block, tokens, mask, h)
+            real = mask[..., None]
+            if max_diff(p * real, want_p * real) > 1e-9:
+                keys = block.M(memory_window(tokens, mask, block.memory_size)[0])
+                no_t = torch.softmax(torch.einsum("btnd,btd->btn", keys, h).masked_fill(~present, float("-inf")), -1)
+                if max_diff(p * real, no_t.nan_to_num(0.0) * real) < 1e-9:
+                    raise CheckFailed("the temporal matrix is missing from the scores: the keys are M_i + T (Eq. 2)")
+                if max_diff(p.sum(-1)[mask], torch.ones_like(p.sum(-1)[mask])) > 1e-9:
+                    raise CheckFailed("at a real position the weights over the slots should sum to 1; normalise over "
+                                      "the last axis, the slots")
+                raise CheckFailed("p differs from softmax((M_i + T) h_t) over the present slots")
+            expect(max_diff(s * real, want_s * real) < 1e-9, "p is right but s is not: s_t = sum_j p_tj C_i (Eq. 3), "
+                   "the output memory C, not M")
+
+
+@check("memory_attention: absent slots get weight 0, and a step with none present gives zeros without NaN", points=2)
+def attention_absent_slots(module):
+    block, tokens, mask, h = _attention_case(120, batch=2, time=10, size=5)  # row 1: real words 0, 1 only
+    mask[1, 2:] = False
+    with torch.no_grad():
+        block.M.weight[tokens[0, 0]] += 1e3  # a huge key at the first word: leaks show up everywhere
+    h = h.clone().requires_grad_()
+    s, p, present = _attention(module, block, tokens, mask, h)
+    expect(bool(torch.isfinite(p).all()) and bool(torch.isfinite(s).all()),
+           "NaN or inf in p or s: a step whose slots are all absent must give p = 0 and s = 0")
+    expect(bool((p[~present] == 0).all()), "an absent slot (before the sentence start, or padding) got a weight")
+    expect(bool((p[1, 6:] == 0).all()) and bool((s[1, 6:] == 0).all()),
+           "a padded step with no present slot should get p = 0 and s = 0")
+    (grad,) = torch.autograd.grad(s.sum() + p.sum(), h)
+    expect(bool(torch.isfinite(grad).all()), "the gradient through an empty step is NaN; avoid 0/0 and -inf - -inf")
+
+
 # ----------------------------------------------------------------------------- gated_composition
 
 
@@ -204,7 +277,8 @@ def gate_gradients(module):
 # ----------------------------------------------------------------------------- the whole block
 
 
-@check("pipeline: your three functions reproduce MemoryBlock(temporal=True, composition='gating')")
+@check("pipeline: your four functions reproduce MemoryBlock(temporal=True, composition='gating')",
+       requires=("window_padding", "rows_sentence_start", "attention_matches_block", "gate_matches_reference"))
 def pipeline_matches_block(module):
     batch, time, size, d = 3, 8, 4, 5
     params = _gate_params(90, d, dtype=torch.float32)
@@ -216,10 +290,8 @@ def pipeline_matches_block(module):
         want_out, want_p = block(h, tokens, mask)
         ids, present = _window(module, tokens, mask, size)
         rows = _rows(module, time, size).long()
-        keys = block.M(ids) + block.T[rows]  # (batch, time, size, d)
-        scores = torch.einsum("btnd,btd->btn", keys, h).masked_fill(~present, float("-inf"))
-        p = torch.softmax(scores, -1).nan_to_num(0.0)  # padded rows of padded queries may be empty
-        s = torch.einsum("btn,btnd->btd", p, block.C(ids))
+        s, p = expect_pair(get_function(module, "memory_attention")(h, ids, present, rows, block.M.weight,
+                                                                      block.C.weight, block.T), "memory_attention")
         out = _compose(module, s, h, params)
     real = mask[..., None]
     expect(max_diff(p * real, want_p * real) < 1e-5, "the attention built from your window and rows differs from "
@@ -236,6 +308,8 @@ CHECKS = [
     window_mask_none,
     rows_full,
     rows_sentence_start,
+    attention_matches_block,
+    attention_absent_slots,
     gate_matches_reference,
     gate_gradients,
     pipeline_matches_block,

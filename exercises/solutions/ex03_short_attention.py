@@ -1,17 +1,97 @@
-"""Reference solution of assignment 03: the key-value-predict split and the window mask.
+"""Assignment 03: short attention spans -- the key-value-predict split and the window mask.
 
-Grade it with ``python -m exercises.grader 03 --solution``.
+Daniluk, Rocktäschel, Welbl & Riedel (2017) put attention on top of an LSTM language model,
+but only over a short sliding window: at step t the head looks at the L outputs just before
+it, Y_t = [h_{t-L} .. h_{t-1}], and never at h_t itself (h_t asks the question). The book's
+version is ``mlm.models.short_attention``; here you write its pieces.
+
+The story of the paper
+----------------------
+In plain attention (Eq. 1-4) the single output vector h_t has three jobs at once:
+
+* it is a **key**: later steps compare themselves with it to decide whether to look at it;
+* it is a **value**: what a later step actually reads from it when it does look;
+* it must **predict** the next word, through h*_t and the softmax of Eq. 5.
+
+One vector serving three masters is a compromise, so the paper splits it. The key-value
+model (Eq. 6-10) cuts h_t into two equal halves, h_t = [k_t; v_t]: keys are compared, values
+are read, and the value also predicts. The key-value-predict model (Eq. 11-12) cuts it into
+three, h_t = [k_t; v_t; p_t], so that each job gets its own vector. With k the size of one
+part, the head computes, for every step t::
+
+    M_t   = tanh(W^Y [k_{t-L} .. k_{t-1}] + W^h k_t)   one column per slot        (Eq. 1 / 7)
+    a_t   = softmax(w . M_t)                          over the L slots           (Eq. 2 / 8)
+    r_t   = sum_j a_t[j] v_{t-L+j}                     what is read               (Eq. 3 / 9)
+    h*_t  = tanh(W^r r_t + W^x p_t)                    what predicts              (Eq. 4 / 10 / 12)
+
+In plain attention k, v and p are all h_t; in key-value, p_t is v_t. W^Y, W^h, W^r, W^x are
+(k, k) matrices and w a vector of size k; nothing has a bias.
+
+Windows across segments, and documents that just began
+------------------------------------------------------
+Training cuts each document into segments of 20 steps (truncated backpropagation through
+time). The first step of a segment still needs the L outputs before it, which belong to the
+previous segment, so the head *carries* its last L outputs (the "memory") from one segment to
+the next. Put the carried outputs in front of the segment's own, and every window becomes a
+slice of one sequence of length L + T::
+
+    position:   0 .. L-1               L .. L+T-1
+    holds:      carried h_{-L}..h_{-1}  this segment's h_0 .. h_{T-1}
+
+so the window of step t is positions t .. t+L-1 (slot 0 is the oldest, h_{t-L}; the last
+slot the newest, h_{t-1}) and step t itself sits at position L + t.
+
+At the start of a document there is nothing before it: the window of step 0 is empty and
+step t < L has only t real outputs. The paper does not say what to do; the book *masks* the
+missing slots. Every position of the long sequence has a validity flag, the softmax runs over
+the valid slots only, and a step whose window is entirely invalid gets all-zero weights and
+the context r_t = 0. Padding at the end of a short row is invalid too.
+
+What you will implement
+-----------------------
+1. ``split_output``: the (key, value, predict) parts of an output for the three models.
+2. ``extend_with_memory``: the carried window in front of a segment, with validity flags.
+3. ``window_mask``: which slot of which step's window may be attended, without loops.
+4. ``window_attention``: Eq. 1-4 / 7-10 / 12 for all steps at once.
+
+How to work
+-----------
+Replace each ``raise NotImplementedError(...)`` with your code; do not rename the functions
+or change their arguments. Check your progress from the repository root with::
+
+    python -m exercises.grader 03
+
+Do not use ``mlm.models.short_attention`` or ``mlm.models.attentive`` inside your functions
+(compare against them in your own experiments if you like). Matrices are stored like
+``nn.Linear.weight``, so ``W^Y k`` is ``k @ W_Y.T``.
 """
 
 from __future__ import annotations
 
 import torch
 
-PARTS = {"attention": 1, "key-value": 2, "key-value-predict": 3}  # kind -> equal parts of h_t
-
 
 def split_output(h: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(key, value, predict) of h along its last axis (Eq. 6 and 11); plain attention uses h three times."""
+    """The key, value and predict parts of LSTM outputs (Eq. 6 and 11).
+
+    Args:
+        h: (..., hidden) outputs, with any number of leading dimensions.
+        kind: ``"attention"``, ``"key-value"`` or ``"key-value-predict"``.
+
+    Returns:
+        ``(key, value, predict)``, each (..., hidden // parts) with parts = 1, 2 or 3:
+
+        * ``"attention"``: the whole output does every job;
+        * ``"key-value"``: h = [k; v] (Eq. 6), and the value also predicts (Eq. 10);
+        * ``"key-value-predict"``: h = [k; v; p] (Eq. 11).
+
+    Raises:
+        ValueError: with a clear message when ``kind`` is unknown, or when the last dimension
+        does not split into ``parts`` equal pieces (a key-value-predict model needs a hidden
+        size that is a multiple of 3).
+    """
+    ### BEGIN SOLUTION: split the output into key, value and predict
+    PARTS = {"attention": 1, "key-value": 2, "key-value-predict": 3}  # kind -> equal parts of h_t
     if kind not in PARTS:
         raise ValueError(f"kind must be one of {', '.join(PARTS)}, got {kind!r}")
     parts, size = PARTS[kind], h.shape[-1]
@@ -24,11 +104,38 @@ def split_output(h: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor
     if parts == 2:
         return pieces[0], pieces[1], pieces[1]  # key-value: the value also predicts (Eq. 10)
     return pieces[0], pieces[1], pieces[2]
+    ### END SOLUTION
 
 
 def extend_with_memory(h: torch.Tensor, mask: torch.Tensor | None, memory, reset: torch.Tensor | None,
                        window: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The carried ``window`` outputs then this segment's, (batch, window + time, hidden), and their validity."""
+    """The carried window followed by this segment's outputs, and which positions are valid.
+
+    Args:
+        h: (batch, time, hidden) this segment's outputs.
+        mask: (batch, time) bool, True at real tokens and False at padding, or ``None``.
+        memory: ``None`` in the very first segment; otherwise the pair ``(past, past_valid)``
+            handed over by the previous segment: (batch, window, hidden) outputs, oldest first,
+            and their (batch, window) bool validity.
+        reset: (batch,) bool, True for rows whose new document starts with this segment, or
+            ``None`` (no row starts a new document).
+        window: L, the number of slots.
+
+    Returns:
+        ``(seq, valid)``: ``seq`` (batch, window + time, hidden) is the carried outputs then
+        ``h``; ``valid`` (batch, window + time) bool says which positions hold a real output
+        of the current document:
+
+        * without memory, the first ``window`` positions are invalid (fill them with zeros);
+        * a carried slot stays valid only if it was valid and its row does not start a new
+          document (``reset``);
+        * the segment's own positions are valid where ``mask`` is True (all, for ``None``).
+
+    Notes:
+        * Gradients must flow into ``seq`` from both ``h`` and ``past``.
+    """
+    # past: (batch, window, hidden), past_valid: (batch, window); then concatenate along time
+    ### BEGIN SOLUTION: put the carried window in front of the segment
     batch, time, hidden = h.shape
     if memory is None:  # the very first segment: nothing carried yet
         past = h.new_zeros(batch, window, hidden)
@@ -43,16 +150,68 @@ def extend_with_memory(h: torch.Tensor, mask: torch.Tensor | None, memory, reset
     seq = torch.cat([past.to(h.dtype), h], dim=1)  # (batch, window + time, hidden)
     valid = torch.cat([past_valid, current_valid], dim=1)  # (batch, window + time)
     return seq, valid
+    ### END SOLUTION
 
 
 def window_mask(valid: torch.Tensor, window: int, time: int) -> torch.Tensor:
-    """allowed[b, t, j] = valid[b, t + j]: slot j (oldest first) of step t holds h_{t-window+j}."""
+    """Which slot of each step's window may be attended.
+
+    Args:
+        valid: (batch, window + time) bool, e.g. from :func:`extend_with_memory`: ``window``
+            carried positions, then the ``time`` steps of the segment.
+        window: L.
+        time: T, the number of steps in the segment.
+
+    Returns:
+        (batch, time, window) bool ``allowed``: ``allowed[b, t, j]`` is True exactly when the
+        output in slot j of step t's window is valid. Slot 0 is the oldest (h_{t-L}), slot
+        L-1 the newest (h_{t-1}); step t's own output is never in its window.
+
+    Notes:
+        * No Python loop over time: take sliding windows of ``valid`` (``Tensor.unfold``) or
+          index it with a (time, window) tensor of positions built from two ``torch.arange``.
+        * Mind how many windows you keep: there are T steps, not T + 1.
+    """
+    # positions of step t's window in `valid`: (time, window)
+    ### BEGIN SOLUTION: build the window mask
     positions = torch.arange(time, device=valid.device)[:, None] + torch.arange(window, device=valid.device)
     return valid.bool()[:, positions]  # (batch, time, window)
+    ### END SOLUTION
 
 
 def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple[torch.Tensor, torch.Tensor]:
-    """h*_t and alpha_t of Eq. 1-4 / 7-10 / 12 for every step at once; zero context for an empty window."""
+    """Window attention for every step of a segment at once (Eq. 1-4, 7-10, 12).
+
+    Args:
+        key: (batch, window + time, k) keys of the carried window and of the segment (the key
+            part of ``seq`` from :func:`extend_with_memory`).
+        value: (batch, window + time, k) values, laid out like ``key``.
+        predict: (batch, time, k) the predict part of the segment's own outputs.
+        valid: (batch, window + time) bool validity of the positions.
+        W_Y, W_h, W_r, W_x: (k, k) matrices; w: (k,) the scoring vector.
+
+    The window size is ``window = key.shape[1] - predict.shape[1]``. The query of step t is
+    its own key k_t, found at position window + t of ``key``.
+
+    Returns:
+        ``(output, alpha)``:
+
+        * ``alpha`` (batch, time, window): the attention weights a_t of Eq. 2 / 8, a softmax
+          over the allowed slots of step t's window (see :func:`window_mask`); disallowed
+          slots get exactly 0, and a step with no allowed slot gets all zeros;
+        * ``output`` (batch, time, k): h*_t = tanh(W^r r_t + W^x p_t) with
+          r_t = sum_j alpha[t, j] v_{t-window+j} (r_t = 0 for an empty window).
+
+    Notes:
+        * No Python loop over time: gather the (batch, time, window, k) stacks of keys and
+          values in the windows (unfold or indexing), then use broadcasting.
+        * The softmax is over the window axis, separately for every sequence and step.
+        * ``torch.softmax`` of a row that is entirely ``-inf`` is NaN, and a NaN that you
+          replace afterwards can still come back as a NaN gradient: avoid creating it. Large
+          scores must not overflow either.
+    """
+    # windows: (batch, time, window, k); scores and alpha: (batch, time, window); r and output: (batch, time, k)
+    ### BEGIN SOLUTION: compute the window attention
     time = predict.shape[1]
     window = key.shape[1] - time
     positions = torch.arange(time, device=key.device)[:, None] + torch.arange(window, device=key.device)
@@ -73,3 +232,37 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
     r = (alpha[..., None] * value_windows).sum(dim=-2)  # (batch, time, k), Eq. 3 / 9
     out = torch.tanh(r @ W_r.T + predict @ W_x.T)  # (batch, time, k), Eq. 4 / 10 / 12
     return out, alpha
+    ### END SOLUTION
+
+
+# ============================================================================ written questions
+#
+# Q1 (explain). Daniluk et al. split h_t into a key, a value and a predict part. What goes wrong
+# with a single vector that must at once say what to look for, what to return and what to predict?
+### BEGIN ANSWER
+# One vector is optimised for three jobs with different gradients: as a key it should make
+# useful memories score high, as a value carry content to read, and as a predictor carry the next
+# word's evidence. Separating them lets each part specialise; the paper finds that the attention
+# then looks mostly at the last few steps, hence the title.
+### END ANSWER
+#
+# Q2 (experiment). Run this file: two segments of one document go through your functions with a
+# window of 3. Print the allowed mask of the first step of segment 2 with and without a reset,
+# and say which slots change.
+### BEGIN ANSWER
+# Without a reset, step 0 of segment 2 may attend to the last three outputs of segment 1 (all True).
+# With a reset the carried slots are invalid, so its row is empty (all False) and the later steps
+# see only the outputs of the new segment.
+### END ANSWER
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    window, hidden = 3, 4
+    first = torch.randn(1, 5, hidden)
+    seq, valid = extend_with_memory(first, None, None, None, window)
+    memory = (seq[:, -window:], valid[:, -window:])
+    second = torch.randn(1, 5, hidden)
+    for reset in (torch.tensor([False]), torch.tensor([True])):
+        _, valid2 = extend_with_memory(second, None, memory, reset, window)
+        print(f"reset={bool(reset)}: allowed slots of the first step", window_mask(valid2, window, 5)[0, 0].tolist())

@@ -1,0 +1,145 @@
+"""Assignment 01: the baselines, Zaremba et al.'s regularized LSTM and Press & Wolf's weight tying.
+
+Every model of the book is compared with the baselines of chapter 1. Four details make them
+work, and each is a line or two of code that is easy to get wrong:
+
+1. ``zaremba_forward``: a stack of LSTM layers with dropout on the *vertical* connections
+   only (the embedded input, between layers, before the softmax), never on the recurrent
+   state h_{t-1} -> h_t.
+2. ``detach_state``: truncated backpropagation through time. The state at the end of one
+   window of ``bptt`` steps starts the next window (the model sees an unbroken history), but
+   the gradient must stop at the window boundary.
+3. ``sequence_loss``: the loss of a window, either summed over time and averaged over the
+   rows (``"sequence_sum"``, Zaremba's code, with a learning rate of 1) or averaged over every
+   token (``"token_mean"``, used with Adam in later chapters).
+4. ``tie_weights``: the output layer reuses the input embedding matrix (Press & Wolf, 2017).
+
+How to work
+-----------
+Replace each ``raise NotImplementedError(...)`` with your code; keep the names and arguments.
+Grade your work from the repository root with::
+
+    python -m exercises.grader 01
+
+Rules: import only ``torch``, ``math`` and the standard helpers; no ``torch.nn.LSTM`` /
+``LSTMCell``, no ``cross_entropy`` / ``nll_loss`` in your functions. The experiment at the end
+of the file (under ``if __name__ == "__main__":``) is never graded and may use anything.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def zaremba_forward(x, state, layers, cell, drop):
+    """A stack of LSTM layers with dropout on the vertical connections only.
+
+    Args:
+        x: (batch, time, embed) the embedded input words.
+        state: ``(h0, c0)``, each (layers, batch, hidden): the state carried from the last window.
+        layers: a list with one ``(w_ih, w_hh, b_ih, b_hh)`` per layer, in ``nn.LSTM``'s layout.
+        cell: ``cell(x_t, h, c, w_ih, w_hh, b_ih, b_hh) -> (h, c)``, one LSTM step (the one of
+            assignment 00); x_t (batch, in), h and c (batch, hidden).
+        drop: the dropout function, ``drop(tensor) -> tensor`` (in training ``nn.Dropout``).
+
+    Returns:
+        ``(output, (h_T, c_T))``: ``output`` (batch, time, hidden) is the top layer's output
+        sequence *after* the last dropout (it goes to the softmax); ``h_T``, ``c_T`` (layers,
+        batch, hidden) the state after the last step, which the next window starts from.
+
+    Notes:
+        * Run one layer over the whole window, then the next one on its output sequence.
+        * Call ``drop`` exactly ``len(layers) + 1`` times, each time on a whole sequence
+          (batch, time, features): on ``x``, on the output of every layer but the top one, and
+          on the top layer's output. Never on a state: h and c are not dropped, neither between
+          time steps nor in what is returned.
+    """
+    raise NotImplementedError("TODO: run the layers one after the other, dropping only between them")
+
+
+def detach_state(state):
+    """The state to start the next truncated-BPTT window from: same values, no gradient history.
+
+    Args:
+        state: ``(h, c)``, two tensors of any shape (the LSTM stack's final state).
+
+    Returns:
+        A new pair ``(h, c)`` with the same values that no longer requires grad, so the next
+        window's backward pass stops here. ``state`` itself is left as it is (the current
+        window's graph still needs it).
+    """
+    raise NotImplementedError("TODO: cut the gradient, keep the values")
+
+
+def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, reduction: str) -> torch.Tensor:
+    """The training loss of a window, as a 0-dim tensor that gradients flow through.
+
+    Args:
+        logits: (batch, time, vocab) unnormalised scores.
+        targets: (batch, time) the next words.
+        reduction: ``"sequence_sum"``: the negative log-likelihood summed over all positions and
+            divided by ``batch`` (the rows); ``"token_mean"``: divided by ``batch * time``.
+            Anything else: ``ValueError``.
+    """
+    raise NotImplementedError("TODO: sum the NLL of the targets and divide it")
+
+
+def tie_weights(embedding: nn.Embedding, decoder: nn.Linear) -> None:
+    """Make ``decoder`` use the embedding matrix as its weight (Press & Wolf), in place.
+
+    Afterwards the two modules hold the *same* parameter: an update through one is seen by the
+    other, an optimiser sees one tensor, and its gradient is the sum of both uses. The
+    decoder's bias stays its own. Raise ``ValueError`` if the shapes do not fit.
+    """
+    raise NotImplementedError("TODO: share one Parameter between the two modules")
+
+
+# ============================================================================ written questions
+#
+# Q1 (derive). With bptt = 35 and batch = 20, by what factor is the gradient of the
+# "sequence_sum" loss larger than that of "token_mean"? Why does Zaremba et al.'s learning rate
+# of 1 suit one and not the other?
+# YOUR ANSWER HERE
+#
+# Q2 (explain). A piece of information written to the cell at step t and read at step t + 100
+# by the top of a two-layer stack: how many dropout masks does it cross with Zaremba's scheme,
+# and how many if the recurrent h_{t-1} -> h_t were dropped as well?
+# YOUR ANSWER HERE
+#
+# Q3 (experiment). Run this file. What does the second part print, and which part of your code
+# makes the difference between the two lines?
+# YOUR ANSWER HERE
+
+
+if __name__ == "__main__":
+    # Experiment (not graded): the two losses, and what detaching does.
+    torch.manual_seed(0)
+    batch, vocab = 20, 50
+    for bptt in (5, 20, 35):
+        logits = torch.randn(batch, bptt, vocab, requires_grad=True)
+        targets = torch.randint(vocab, (batch, bptt))
+        norms = []
+        for reduction in ("sequence_sum", "token_mean"):
+            (grad,) = torch.autograd.grad(sequence_loss(logits, targets, reduction), logits)
+            norms.append(grad.norm().item())
+        print(f"bptt={bptt:2d}: |grad sequence_sum| / |grad token_mean| = {norms[0] / norms[1]:.1f}")
+
+    def step(x_t, h, c, w_ih, w_hh, b_ih, b_hh):
+        i, f, g, o = (x_t @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, -1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+    hidden = 8
+    layers = [tuple(torch.randn(*shape) * 0.3 for shape in [(4 * hidden, hidden), (4 * hidden, hidden),
+                                                           (4 * hidden,), (4 * hidden,)]) for _ in range(2)]
+    for detach in (False, True):
+        first = torch.randn(3, 5, hidden, requires_grad=True)
+        state = (torch.zeros(2, 3, hidden), torch.zeros(2, 3, hidden))
+        _, state = zaremba_forward(first, state, layers, step, lambda t: t)
+        if detach:
+            state = detach_state(state)
+        out, _ = zaremba_forward(torch.randn(3, 5, hidden, requires_grad=True), state, layers, step, lambda t: t)
+        out.sum().backward()
+        print(f"detach={detach}: gradient on window 1's input: "
+              f"{None if first.grad is None else round(first.grad.abs().sum().item(), 3)}")

@@ -1,0 +1,137 @@
+"""One source per assignment: the teacher's file, from which the students' template is cut.
+
+Each assignment is written once, in ``exercises/solutions/exNN_topic.py``: the complete
+assignment with its solution and the model answers, between markers (as nbgrader does)::
+
+    def f(x):
+        # the docstring and comments before the marker stay in the template
+        ### BEGIN SOLUTION: compute f
+        return x + 1
+        ### END SOLUTION
+
+    ### BEGIN ANSWER
+    # the model answer to a written question
+    ### END ANSWER
+
+In the template a solution block becomes ``raise NotImplementedError("TODO: compute f")`` and an
+answer block ``# YOUR ANSWER HERE``, both at the marker's indentation. Commands, from the
+repository root::
+
+    python -m exercises.release templates     # rewrite exercises/exNN_*.py from the sources
+    python -m exercises.release check         # exit 1 if a committed template is out of date
+    python -m exercises.release student DIR   # a folder to hand out: templates, grader, checks, mlm
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from pathlib import Path
+
+EXERCISES_DIR = Path(__file__).resolve().parent
+ROOT = EXERCISES_DIR.parent
+SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
+
+BEGIN = re.compile(r"^(?P<indent>\s*)### BEGIN (?P<kind>SOLUTION|ANSWER)(?::\s*(?P<hint>.*?))?\s*$")
+END = re.compile(r"^\s*### END (?P<kind>SOLUTION|ANSWER)\s*$")
+
+
+class MarkerError(ValueError):
+    pass
+
+
+def make_template(source: str, name: str = "<source>") -> str:
+    """The student's template: ``source`` with every solution and answer block replaced."""
+    out, block = [], None  # block: (kind, line number) while inside one
+    for number, line in enumerate(source.splitlines(keepends=True), 1):
+        begin, end = BEGIN.match(line), END.match(line)
+        if begin:
+            if block:
+                raise MarkerError(f"{name}:{number}: BEGIN inside the block opened on line {block[1]}")
+            block = (begin["kind"], number)
+            indent = begin["indent"]
+            if begin["kind"] == "SOLUTION":
+                hint = (begin["hint"] or "write this part").replace('"', "'")
+                out.append(f'{indent}raise NotImplementedError("TODO: {hint}")\n')
+            else:
+                out.append(f"{indent}# YOUR ANSWER HERE\n")
+        elif end:
+            if not block or block[0] != end["kind"]:
+                raise MarkerError(f"{name}:{number}: END {end['kind']} without a matching BEGIN")
+            block = None
+        elif not block:
+            out.append(line)
+    if block:
+        raise MarkerError(f"{name}:{block[1]}: {block[0]} block never closed")
+    return "".join(out)
+
+
+def sources() -> list[Path]:
+    return sorted(SOLUTIONS_DIR.glob("ex[0-9][0-9]_*.py"))
+
+
+def templates() -> dict[Path, str]:
+    """{template path in exercises/: its text} for every source."""
+    return {EXERCISES_DIR / path.name: make_template(path.read_text(encoding="utf-8"), path.name) for path in sources()}
+
+
+def write_templates(folder: Path = EXERCISES_DIR) -> list[Path]:
+    written = []
+    for path, text in templates().items():
+        target = folder / path.name
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def stale_templates() -> list[Path]:
+    return [path for path, text in templates().items()
+            if not path.is_file() or path.read_text(encoding="utf-8") != text]
+
+
+RELEASE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "solutions", "release.py")
+
+
+def build_student_release(target: Path) -> None:
+    """A folder for students: the book's package, the templates (fresh from the sources), the grader, the checks.
+
+    No solutions, no model answers, no git history. Students work in ``target`` as in the book's repository.
+    """
+    if target.exists() and any(target.iterdir()):
+        raise FileExistsError(f"{target} exists and is not empty")
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "mlm", target / "mlm", ignore=RELEASE_IGNORE)
+    shutil.copytree(EXERCISES_DIR, target / "exercises", ignore=RELEASE_IGNORE)
+    write_templates(target / "exercises")
+    for name in ("pyproject.toml", "requirements.txt", "README.md"):
+        if (ROOT / name).is_file():
+            shutil.copy2(ROOT / name, target / name)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m exercises.release", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("templates", help="rewrite the templates exercises/exNN_*.py from exercises/solutions/")
+    commands.add_parser("check", help="exit 1 if a template is not what its source generates")
+    student = commands.add_parser("student", help="build the students' release in a new folder")
+    student.add_argument("target", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "templates":
+        for path in write_templates():
+            print(f"wrote {path.relative_to(ROOT)}")
+    elif args.command == "check":
+        stale = stale_templates()
+        for path in stale:
+            print(f"out of date: {path.relative_to(ROOT)} (run python -m exercises.release templates)")
+        return 1 if stale else 0
+    else:
+        build_student_release(args.target)
+        print(f"students' release in {args.target}: grade with `python -m exercises.grader NN` from there")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
