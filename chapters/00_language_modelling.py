@@ -382,7 +382,7 @@ for line in synthetic_lines(4, num_keys=4, min_gap=3, max_gap=6, seed=seed):
 # * The LSTM equations, written out by hand, match PyTorch's fused `nn.LSTM` to floating-point precision,
 #   and the fused call is what every model uses.
 #
-# **Exercise 00** (`exercises/ex00_perplexity_lstm.py`): write the masked perplexity and the LSTM cell
+# **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity and the LSTM cell
 # yourself, then check your work with `python -m exercises.grader 00`.
 #
 # Next, chapter 1 trains the LSTM baselines the later papers compare against.

@@ -282,6 +282,11 @@ else:
 # 86.2 / 82.7, large 82.2 / 78.4; Press & Wolf (2017) small + weight tying 117.5 / 112.4, large + weight tying
 # 77.7 / 74.3.
 
+# %% [markdown]
+# **Exercise 01** ([`exercises/ex01_lstm_baselines.py`](../exercises/ex01_lstm_baselines.py)): dropout on the
+# vertical connections only, the state carried and detached across truncated-BPTT windows, the summed and
+# the averaged loss, and weight tying, written by you and checked with `python -m exercises.grader 01`.
+
 # %%
 record("01_lstm_baselines", {
     **{f"{row['model']}_test_ppl": round(row["test"], 1) for row in rows},

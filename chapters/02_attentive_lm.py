@@ -441,5 +441,9 @@ attention_explorer({label: runs[label].model for label in ("single", "combined")
 # Paper (PTB, Table 1, valid / test): single score 71.7 / 70.1, combined score 72.6 / 70.7, both 14.5M
 # parameters. WikiText-2 (Table 2): single 73.7 / 69.7, combined 74.3 / 70.8, 50M parameters.
 
+# %% [markdown]
+# **Exercise 02** ([`exercises/ex02_attentive_scores.py`](../exercises/ex02_attentive_scores.py)): the causal
+# memory mask and the single and combined scores, checked with `python -m exercises.grader 02`.
+
 # %%
 record("02_attentive_lm", {f"{r['model']}_test_ppl": round(r["test"], 1) for r in rows})

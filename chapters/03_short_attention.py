@@ -581,5 +581,5 @@ print(f"best attentive model (reduced): {best_attentive:.1f}; LSTM {ppl(('lstm',
 #   4-gram hidden size of 969, and the index $t-N+2$ in Eq. (13). Each is a preset setting or a documented,
 #   tested line of code.
 #
-# **Exercise 03** (`exercises/ex03_short_attention.py`) asks you to implement the key-value-predict split and
+# **Exercise 03** ([`exercises/ex03_short_attention.py`](../exercises/ex03_short_attention.py)) asks you to implement the key-value-predict split and
 # the window mask; `python -m exercises.grader 03` checks them against `mlm`.

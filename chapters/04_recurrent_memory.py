@@ -522,6 +522,11 @@ memory_explorer({label: runs[label].model for label in ("RM(+tM-g)", "RMR(-tM-g)
 # news) ranks RM(+tM-l) 127.2 and RM(+tM-g) 128.8 best, the 3-layer LSTM at 136.6; Table 4 (sentence completion)
 # 56.0% for the LSTM and 64.3% / 69.2% for RM(+tM-g) with d = 256 / 512.
 
+# %% [markdown]
+# **Exercise 04** ([`exercises/ex04_memory_block.py`](../exercises/ex04_memory_block.py)): the Memory Block
+# yourself, its window, the temporal rows, the attention of Eq. 2-3 and the gate, checked with
+# `python -m exercises.grader 04`.
+
 # %%
 record("04_recurrent_memory", {**{f"{r['model']}_test_ppl": round(r["test"], 1) for r in rows},
                                **{f"{k}_completion_accuracy": round(v.accuracy, 4) for k, v in completion.items()}})

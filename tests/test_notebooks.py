@@ -4,6 +4,7 @@ nbval (``pytest --nbval-lax chapters``) re-executes each notebook and compares t
 ``NBVAL_CHECK_OUTPUT``; these tests check the pairing and the committed state.
 """
 
+import re
 from pathlib import Path
 
 import jupytext
@@ -57,3 +58,13 @@ def test_notebook_has_figures(source):
     nb = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert images >= 1, f"{source.stem} shows no figure"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_chapter_links_its_exercise(source):
+    """Every chapter points its reader to the exercise of the same number, and that file exists."""
+    number = source.stem[:2]
+    links = re.findall(r"\]\(\.\./(exercises/ex\d\d_\w+\.py)\)", source.read_text())
+    assert any(link.startswith(f"exercises/ex{number}_") for link in links), f"{source.name} links no exercise {number}"
+    for link in links:
+        assert (CHAPTERS.parent / link).is_file(), f"{source.name} links {link}, which does not exist"
