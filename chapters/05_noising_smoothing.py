@@ -461,5 +461,10 @@ else:
 # * **No official code** exists for Kong et al.; Xie et al.'s code agrees with the noising implemented here
 #   (inputs only, Kneser-Ney input and target redrawn independently, absolute-discounting $\gamma_i$).
 
+# %% [markdown]
+# **Exercise 05** ([`exercises/ex05_noising_proposals.py`](../exercises/ex05_noising_proposals.py)): the
+# noising proposals (unigram, absolute discounting, Kneser-Ney) and Kong et al.'s posterior mean, per-sequence
+# draws and data-dependent L2, checked with `python -m exercises.grader 05`.
+
 # %%
 record("05_noising_smoothing", {"size": size, "table2": table, "gamma_valid": gamma_valid, "sampling": sampling})
