@@ -126,7 +126,9 @@ pad = torch.ones(3, 9, dtype=torch.bool)
 pad[1, 6:] = False
 fast, slow = head(h, mask=pad), head.reference()(h, mask=pad)
 real = pad[..., None]
-print("max |fast - reference| of the outputs:", f"{((fast.output - slow.output) * real).abs().max().item():.1e}")
+# The differences are rounding errors of about 1e-16 whose last digit depends on the CPU: the cell prints
+# whether they stay far below anything that matters.
+print("fast and reference outputs agree to 1e-12:", bool(((fast.output - slow.output) * real).abs().max() < 1e-12))
 row_sums = fast.attention.sum(-1)  # (batch, time): total weight of each step
 print("attention rows sum to one at every real step after the first:",
       bool(torch.allclose(row_sums[:, 1:][pad[:, 1:]], torch.ones(1, dtype=torch.double))))
