@@ -30,7 +30,8 @@ class ConfigError(ValueError):
 
 @dataclass
 class DataConfig:
-    corpus: str = "ptb"  # "ptb", "wikitext-2", "holmes" (MSR sentence completion novels) or "synthetic"
+    corpus: str = "ptb"  # "ptb", "wikitext-2", "holmes" (MSR sentence completion novels), "synthetic"
+    # or "recall" (the key-value recall task of mlm/data/tasks.py)
     data_dir: str | None = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
     download: bool = True  # fetch missing files when online (MLM_NO_DOWNLOAD=1 forbids)
     protocol: str = "stream"  # "stream", "sentence" or "document" (docs/design.md, section 4)
@@ -46,6 +47,9 @@ class DataConfig:
     max_document_tokens: int | None = None  # document protocol: keep only the first lines of each document
     vocab_size: int | None = None  # keep the most frequent training words, the rest become <unk>
     # (None: every word; for "holmes" None means 30,000)
+    task_min_distance: int = 2  # "recall": the distance d of each example is uniform in min..max
+    task_max_distance: int = 60
+    task_examples: int = 4000  # "recall": training examples (validation and test have 1,000 each)
 
 
 @dataclass

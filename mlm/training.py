@@ -29,6 +29,7 @@ import torch
 from mlm.configs import Config
 from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamBatches, load_corpus,
                       synthetic_corpus, truncate_documents, truncate_lines)
+from mlm.data.tasks import TaskCorpus, recall_task
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
 from mlm.models.attentive import AttentiveHead
@@ -48,9 +49,18 @@ class CheckpointError(RuntimeError):
 
 
 # -- building blocks --------------------------------------------------------------------
+def load_task(cfg: Config) -> TaskCorpus:
+    """The key-value recall task of ``cfg`` (``data.corpus="recall"``) with its critical tokens."""
+    d = cfg.data
+    return recall_task(d.task_examples, seed=cfg.train.seed, min_distance=d.task_min_distance,
+                       max_distance=d.task_max_distance)
+
+
 def load_data(cfg: Config) -> Corpus:
     if cfg.data.corpus == "synthetic":
         return synthetic_corpus(seed=cfg.train.seed)
+    if cfg.data.corpus == "recall":
+        return load_task(cfg).corpus
     if cfg.data.corpus == "holmes":
         # Reads only the novels that max_train_tokens needs; the vocabulary comes from that text.
         from mlm.data.holmes import DEFAULT_VOCAB_SIZE, load_holmes

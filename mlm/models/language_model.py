@@ -131,6 +131,14 @@ class LanguageModel(nn.Module):
         real (non-padding) input positions for heads that attend over the past;
         ``memory`` is the head's own carried state.
         """
+        head_out, new_state = self.features(tokens, state, reset, mask, memory)
+        logits = self.decode(self.drop(head_out.output))  # (batch, time, vocab)
+        return LMOutput(logits, new_state, head_out.attention, head_out.memory)
+
+    def features(self, tokens: torch.Tensor, state: State | None = None, reset: torch.Tensor | None = None,
+                 mask: torch.Tensor | None = None, memory=None) -> tuple[HeadOutput, State]:
+        """Everything of :meth:`forward` but the softmax layer: the head's output (batch, time, head
+        output) and the LSTM state. Scoring one position per row decodes only that position."""
         batch_size = tokens.size(0)
         if state is None:
             state = self.init_state(batch_size, tokens.device)
@@ -143,8 +151,7 @@ class LanguageModel(nn.Module):
         # The head sees the undropped LSTM outputs (memories store clean states); the one
         # dropout before the softmax is applied to whatever the head returns.
         head_out: HeadOutput = self.head(h, tokens=tokens, mask=mask, memory=memory, reset=reset)
-        logits = self.decode(self.drop(head_out.output))  # (batch, time, vocab)
-        return LMOutput(logits, new_state, head_out.attention, head_out.memory)
+        return head_out, new_state
 
     def num_parameters(self) -> int:
         """Trainable parameters, counting a tied matrix once."""

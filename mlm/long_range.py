@@ -1,0 +1,149 @@
+"""Scoring the long-range task of :mod:`mlm.data.tasks` on its critical tokens, by distance d.
+
+Overall perplexity hides the few tokens that need memory, so a model is also scored on the critical
+tokens alone: accuracy (argmax equals the target) and mean loss, per distance d. The model runs over
+the split under a protocol exactly as :func:`mlm.evaluation.evaluate` runs it (state carried for the
+stream and document protocols); :func:`count_scores` gives n-gram count models on the same tokens.
+
+To know which batch position holds which corpus token under any protocol, the batches are built a
+second time from lines of *token numbers* instead of word ids: every batcher lays lines out by their
+lengths only, so position (b, r, t) of the number batches names the token at (b, r, t) of the real ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from mlm.data.batching import Batches, DocumentBatches, SentenceBatches, StreamBatches
+from mlm.data.tasks import TaskCorpus
+from mlm.evaluation import EvalResult
+
+
+@dataclass
+class CriticalScores:
+    """Scores on the critical tokens, per distance and in total, and the perplexity of all tokens."""
+
+    by_distance: dict[int, tuple[float, float, int]]  # d -> (accuracy, mean loss in nats, count)
+    overall: EvalResult | None = None  # every token of the split (None for count models)
+    totals: dict = field(default_factory=dict)  # accuracy, loss and count over every critical token
+
+    @property
+    def accuracy(self) -> float:
+        return self.totals["accuracy"]
+
+    @property
+    def loss(self) -> float:
+        return self.totals["loss"]
+
+
+def _summarise(distances: torch.Tensor, correct: torch.Tensor, nll: torch.Tensor) -> tuple[dict, dict]:
+    """Group (count,) distances / hits / losses by d."""
+    by_d = {}
+    for d in sorted(set(distances.tolist())):
+        pick = distances == d
+        by_d[d] = (float(correct[pick].double().mean()), float(nll[pick].double().mean()), int(pick.sum()))
+    totals = {"accuracy": float(correct.double().mean()) if len(correct) else math.nan,
+              "loss": float(nll.double().mean()) if len(nll) else math.nan, "count": len(correct)}
+    return by_d, totals
+
+
+def protocol_batches(lines, protocol: str, document_starts, bos_id: int, eos_id: int, pad_id: int,
+                     batch_size: int = 64, bptt: int = 35) -> Batches:
+    """Evaluation batches of ``lines`` (lists of ids) under ``protocol``, in corpus order."""
+    if protocol == "stream":
+        return StreamBatches(lines, eos_id, pad_id, batch_size, bptt)
+    if protocol == "sentence":
+        return SentenceBatches(lines, bos_id, eos_id, pad_id, batch_size)
+    if protocol == "document":
+        return DocumentBatches(lines, document_starts, eos_id, pad_id, batch_size, bptt)
+    raise ValueError(f"unknown protocol {protocol!r}; use stream, sentence or document")
+
+
+def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str = "sentence",
+                    batch_size: int = 64, bptt: int = 35, device=None) -> CriticalScores:
+    """Accuracy and loss of ``model`` on the critical tokens of ``split``, per distance d.
+
+    The batches are those of ``protocol`` (with ``batch_size`` rows and ``bptt`` steps for stream
+    and document); use the protocol the model was trained with.
+    """
+    corpus, vocab = task.corpus, task.corpus.vocab
+    ids = corpus.ids(split)
+    starts = corpus.documents[split]
+    batches = protocol_batches(ids, protocol, starts, vocab.bos_id, vocab.eos_id, vocab.pad_id, batch_size, bptt)
+    # Token numbers: 1 + the token's index among all words of the split; 0 for <eos>, <bos> and padding.
+    offsets, total = [], 0
+    for line in ids:
+        offsets.append(total)
+        total += len(line)
+    numbers = [list(range(1 + o, 1 + o + len(line))) for o, line in zip(offsets, ids)]
+    located = protocol_batches(numbers, protocol, starts, 0, 0, 0, batch_size, bptt)
+    distance_of = torch.zeros(total + 1, dtype=torch.long)  # token number -> d (0: not critical)
+    for c in task.critical[split]:
+        distance_of[1 + offsets[c.line] + c.position] = c.distance
+
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    nll_total, tokens = 0.0, 0
+    distances, hits, losses = [], [], []
+    state = memory = None
+    with torch.no_grad():
+        for batch, where in zip(batches.batches, located.batches):
+            gpu = batch.to(device)
+            out = model(gpu.inputs, state=state, reset=gpu.reset, mask=gpu.mask, memory=memory)
+            if batches.carry_state:
+                state, memory = out.state, out.memory
+            logp = F.log_softmax(out.logits.float(), dim=-1).cpu()  # (batch, time, vocab)
+            nll = -logp.gather(-1, batch.targets.unsqueeze(-1)).squeeze(-1)  # (batch, time)
+            nll_total += float((nll * batch.mask).sum())
+            tokens += batch.num_tokens
+            d = distance_of[where.targets] * batch.mask  # (batch, time), 0 where not critical
+            pick = d > 0
+            distances.append(d[pick])
+            hits.append(logp.argmax(-1)[pick] == batch.targets[pick])
+            losses.append(nll[pick])
+    model.train(was_training)
+    by_d, totals = _summarise(torch.cat(distances), torch.cat(hits), torch.cat(losses))
+    return CriticalScores(by_d, EvalResult(nll_total, tokens), totals)
+
+
+def count_scores(task: TaskCorpus, n: int = 2, split: str = "test", alpha: float = 0.01) -> CriticalScores:
+    """An n-gram count model (add-``alpha`` smoothing, counted on the training split) on the critical
+    tokens of ``split``. The context is the previous n - 1 tokens of the stream ``<eos> line <eos> ..``.
+    With n - 1 < d it cannot see the source: n = 2 is at chance, n = 1 below it."""
+    corpus, vocab = task.corpus, task.corpus.vocab
+    eos = vocab.eos_id
+
+    def stream(lines):
+        out = [eos] * max(n - 1, 1)
+        starts = []
+        for line in lines:
+            starts.append(len(out))
+            out.extend(line)
+            out.append(eos)
+        return out, starts
+
+    train, _ = stream(corpus.ids("train"))
+    counts: dict[tuple, Counter] = defaultdict(Counter)
+    for i in range(n - 1, len(train)):
+        counts[tuple(train[i - n + 1:i])][train[i]] += 1
+    words, starts = stream(corpus.ids(split))
+    V = len(vocab)
+    distances, hits, losses = [], [], []
+    for c in task.critical[split]:
+        i = starts[c.line] + c.position
+        seen = counts.get(tuple(words[i - n + 1:i]), Counter())
+        probs = torch.full((V,), alpha)
+        for w, k in seen.items():
+            probs[w] += k
+        probs /= probs.sum()  # (vocab,)
+        distances.append(c.distance)
+        hits.append(int(probs.argmax()) == words[i])
+        losses.append(-math.log(float(probs[words[i]])))
+    by_d, totals = _summarise(torch.tensor(distances), torch.tensor(hits), torch.tensor(losses))
+    return CriticalScores(by_d, None, totals)
