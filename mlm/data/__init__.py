@@ -3,6 +3,7 @@
 - :mod:`mlm.data.corpora`: PTB and WikiText-2 (the registry, checksums, downloads) and :class:`Corpus`;
 - :mod:`mlm.data.holmes`: the MSR Sentence Completion data, the Holmes novels and the 1,040 questions;
 - :mod:`mlm.data.synthetic`: a generated corpus that needs no files;
+- :mod:`mlm.data.tasks`: the key-value recall task, with the position and distance of every critical token;
 - :mod:`mlm.data.batching`: the stream, sentence and document protocols; :mod:`mlm.data.vocab`: the vocabulary.
 """
 

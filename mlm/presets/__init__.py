@@ -9,13 +9,13 @@
 | ``tran2016.py`` | Tran et al. 2016, Recurrent Memory Networks | 04 |
 | ``kong2019.py`` | Kong et al. 2019 (with Xie et al. 2017), noising and smoothing | 05 |
 | ``synthetic.py`` | a tiny preset for tests and demos | |
-| ``tasks.py`` | small models on the key-value recall task | 02-04, 06 |
+| ``recall.py`` | small models on the key-value recall task (``mlm/data/tasks.py``) | 02-04 |
 
 Each module holds its paper's full configurations, their ``reduced`` CPU variants and the numbers
 the paper reports (``cfg.paper``). The configuration system itself is :mod:`mlm.configs`;
 ``get_preset`` and ``list_presets`` live there.
 """
 
-from mlm.presets import daniluk2017, kong2019, press2017, salton2017, synthetic, tasks, tran2016, zaremba2014
+from mlm.presets import daniluk2017, kong2019, press2017, recall, salton2017, synthetic, tran2016, zaremba2014
 
-__all__ = ["daniluk2017", "kong2019", "press2017", "salton2017", "synthetic", "tasks", "tran2016", "zaremba2014"]
+__all__ = ["daniluk2017", "kong2019", "press2017", "recall", "salton2017", "synthetic", "tran2016", "zaremba2014"]
