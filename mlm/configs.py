@@ -81,6 +81,8 @@ class ModelConfig:
     embed_dropout: float = 0.0  # alpha of Eq. 6: element-wise embedding dropout, one mask per word type per sequence
     smoothing_elementwise: bool = False  # "smooth": draw every embedding dimension independently (section 4.3)
     smooth_output: bool | None = None  # "smooth": also draw output rows (Eq. 5); None: if tied or Kneser-Ney
+    smoothing_coupled: bool = True  # "smooth" with output rows: replace a target's output row exactly where its
+    # input word is replaced (Kong et al. section 4.2, "Training"); False: each output row drawn on its own (Eq. 5)
     smoothing_sigma: float = 0.0  # "smooth": std of the Gaussians of Eq. 2 (0: the small-sigma limit)
     smoothing_l2: bool = True  # "smooth": the KL term's data-dependent L2, scaled by train.weight_decay
     recurrent_dropout: float = 0.0  # dropout on the LSTM's hidden-to-hidden weights (DropConnect), per batch
