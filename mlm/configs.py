@@ -44,6 +44,8 @@ class DataConfig:
     max_train_tokens: int | None = None  # reduced runs: use only the first lines of train
     max_eval_tokens: int | None = None  # reduced runs: use only the first lines of valid/test
     max_document_tokens: int | None = None  # document protocol: keep only the first lines of each document
+    split_sentences: bool = False  # WikiText: paragraphs split at . ? ! into sentences, blank and heading
+    # lines dropped, in every split (mlm/data/sentences.py; Salton et al.'s sentence protocol on WikiText-2)
     vocab_size: int | None = None  # keep the most frequent training words, the rest become <unk>
     # (None: every word; for "holmes" None means 30,000)
 
