@@ -45,6 +45,8 @@ class DataConfig:
     max_train_tokens: int | None = None  # reduced runs: use only the first lines of train
     max_eval_tokens: int | None = None  # reduced runs: use only the first lines of valid/test
     max_document_tokens: int | None = None  # document protocol: keep only the first lines of each document
+    split_sentences: bool = False  # WikiText: paragraphs split at . ? ! into sentences, blank and heading
+    # lines dropped, in every split (mlm/data/sentences.py; Salton et al.'s sentence protocol on WikiText-2)
     vocab_size: int | None = None  # keep the most frequent training words, the rest become <unk>
     # (None: every word; for "holmes" None means 30,000)
     task_min_distance: int = 2  # "recall": the distance d of each example is uniform in min..max
@@ -85,6 +87,8 @@ class ModelConfig:
     embed_dropout: float = 0.0  # alpha of Eq. 6: element-wise embedding dropout, one mask per word type per sequence
     smoothing_elementwise: bool = False  # "smooth": draw every embedding dimension independently (section 4.3)
     smooth_output: bool | None = None  # "smooth": also draw output rows (Eq. 5); None: if tied or Kneser-Ney
+    smoothing_coupled: bool = True  # "smooth" with output rows: replace a target's output row exactly where its
+    # input word is replaced (Kong et al. section 4.2, "Training"); False: each output row drawn on its own (Eq. 5)
     smoothing_sigma: float = 0.0  # "smooth": std of the Gaussians of Eq. 2 (0: the small-sigma limit)
     smoothing_l2: bool = True  # "smooth": the KL term's data-dependent L2, scaled by train.weight_decay
     recurrent_dropout: float = 0.0  # dropout on the LSTM's hidden-to-hidden weights (DropConnect), per batch

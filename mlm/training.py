@@ -29,6 +29,7 @@ import torch
 from mlm.configs import Config
 from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamBatches, load_corpus,
                       synthetic_corpus, truncate_documents, truncate_lines)
+from mlm.data.sentences import split_corpus
 from mlm.data.tasks import TaskCorpus, recall_task
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
 from mlm.models import IdentityHead, LanguageModel
@@ -57,18 +58,23 @@ def load_task(cfg: Config) -> TaskCorpus:
 
 
 def load_data(cfg: Config) -> Corpus:
+    """The corpus of ``cfg``: its vocabulary (``data.vocab_size``) and, with ``data.split_sentences``, its
+    paragraphs split into sentences (after the vocabulary is fixed, so ids do not change)."""
     if cfg.data.corpus == "synthetic":
-        return synthetic_corpus(seed=cfg.train.seed)
-    if cfg.data.corpus == "recall":
-        return load_task(cfg).corpus
-    if cfg.data.corpus == "holmes":
+        corpus = synthetic_corpus(seed=cfg.train.seed)
+    elif cfg.data.corpus == "recall":
+        corpus = load_task(cfg).corpus
+    elif cfg.data.corpus == "holmes":
         # Reads only the novels that max_train_tokens needs; the vocabulary comes from that text.
         from mlm.data.holmes import DEFAULT_VOCAB_SIZE, load_holmes
 
-        return load_holmes(cfg.data.data_dir, cfg.data.download, vocab_size=cfg.data.vocab_size or DEFAULT_VOCAB_SIZE,
-                           max_train_tokens=cfg.data.max_train_tokens)
-    corpus = load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
-    return corpus.limit_vocabulary(cfg.data.vocab_size) if cfg.data.vocab_size else corpus
+        corpus = load_holmes(cfg.data.data_dir, cfg.data.download,
+                             vocab_size=cfg.data.vocab_size or DEFAULT_VOCAB_SIZE,
+                             max_train_tokens=cfg.data.max_train_tokens)
+    else:
+        corpus = load_corpus(cfg.data.corpus, cfg.data.data_dir, cfg.data.download)
+        corpus = corpus.limit_vocabulary(cfg.data.vocab_size) if cfg.data.vocab_size else corpus
+    return split_corpus(corpus) if cfg.data.split_sentences else corpus
 
 
 def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None = None) -> Batches:

@@ -360,3 +360,96 @@ def test_noising_explorer_labels_each_panel_with_its_own_words(monkeypatch):
         assert got == want, (name, got, want)
     assert labels[0] != labels[-1]  # blank and Kneser-Ney noising turn the word into different words
     plt.close("all")
+
+
+# -- section 4.2: the output row follows the input word's draw ---------------------------------------------
+def _one_word_proposal(gamma: torch.Tensor, word: int = 2) -> NoisingScheme:
+    """gamma_i as given; every replacement is ``word`` (<unk>, never an input or target below)."""
+    proposal = torch.zeros(V, dtype=torch.float64)
+    proposal[word] = 1.0
+    return NoisingScheme("unigram", gamma.double(), proposal, False)
+
+
+def _train_logits(reg, model, inputs, targets, x):
+    """(embedded inputs, logits) of one training pass of ``reg`` with hidden outputs ``x``."""
+    reg.train()
+    reg.prepare(inputs, targets)
+    return reg.embed(model.embedding, inputs), reg.decode(model.decoder, x)
+
+
+@pytest.mark.parametrize("elementwise", [False, True])
+def test_coupled_smoothing_replaces_the_target_row_where_the_input_is_replaced(elementwise):
+    """gamma_a = 1, every other gamma 0: the target rows after each a are replaced, nothing else (coupled);
+    uncoupled, the row of the *target* a is replaced, at every position of the row."""
+    gamma = torch.zeros(V)
+    gamma[4] = 1.0
+    inputs, targets = torch.tensor([[4, 5, 4, 5]]), torch.tensor([[5, 4, 6, 6]])  # a b a b -> b a c c
+    x = torch.randn(1, 4, 6)
+    for coupled in (True, False):
+        reg = VariationalSmoothing(_one_word_proposal(gamma), smooth_output=True, elementwise=elementwise,
+                                   coupled=coupled)
+        model = _tiny_lm(reg, tied=False)
+        W, b, E = model.decoder.weight, model.decoder.bias, model.embedding.weight
+        embedded, got = _train_logits(reg, model, inputs, targets, x)
+        torch.testing.assert_close(embedded[0, [0, 2]], E[2].expand(2, 6))  # both a's read e_<unk>
+        torch.testing.assert_close(embedded[0, [1, 3]], E[5].expand(2, 6))
+        expected = model.decoder(x).clone()
+        if coupled:
+            for t in (0, 2):  # input a: the target's column reads o_<unk>
+                expected[0, t, targets[0, t]] = x[0, t] @ W[2] + b[targets[0, t]]
+        else:
+            expected[0, :, 4] = x[0] @ W[2] + b[4]  # target a (gamma 1): its row, everywhere in the row
+        torch.testing.assert_close(got, expected)
+
+
+def test_coupled_draws_follow_the_input_decision_at_gamma_03():
+    """Random inputs, gamma = 0.3 for every word: a target column is changed exactly where that position's
+    input vector was replaced, about 30% of positions; uncoupled draws disagree with the input's."""
+    torch.manual_seed(1)
+    inputs, targets = torch.randint(4, 7, (64, 20)), torch.randint(4, 7, (64, 20))
+    x = torch.randn(64, 20, 6)
+    for coupled in (True, False):
+        reg = VariationalSmoothing(_one_word_proposal(torch.full((V,), 0.3)), smooth_output=True, coupled=coupled)
+        model = _tiny_lm(reg, tied=False)
+        with torch.no_grad():
+            embedded, logits = _train_logits(reg, model, inputs, targets, x)
+            input_replaced = (embedded == model.embedding.weight[2]).all(-1)  # (64, 20)
+            plain = model.decoder(x)
+            column = lambda z: z.gather(-1, targets[..., None])[..., 0]  # noqa: E731  (64, 20)
+            output_replaced = ~torch.isclose(column(logits), column(plain))
+        assert 0.2 < input_replaced.double().mean() < 0.4
+        if coupled:
+            assert torch.equal(output_replaced, input_replaced)
+        else:
+            assert (output_replaced != input_replaced).double().mean() > 0.2
+
+
+def test_the_config_couples_by_default():
+    base = {"model.regularizer": "smooth", "model.noise_scheme": "kneser-ney", "model.tie_weights": True}
+    cfg = mlm.get_preset("synthetic-tiny", overrides=base)
+    assert cfg.model.smoothing_coupled
+    corpus = mlm.load_data(cfg)
+    assert build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).regularizer.coupled
+    cfg = mlm.get_preset("synthetic-tiny", overrides={**base, "model.smoothing_coupled": "false"})
+    assert not build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).regularizer.coupled
+
+
+# -- section 5.4: averaging probabilities or log-likelihoods over test-time draws --------------------------
+def test_sampled_evaluation_averages_probabilities_or_log_likelihoods():
+    cfg = mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "smooth", "model.noise_gamma": 0.5,
+                                                      "model.tie_weights": True, "data.max_eval_tokens": 300})
+    corpus = mlm.load_data(cfg)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus)
+    batches = mlm.build_batches(cfg, corpus, "valid")
+
+    def run(samples, average):
+        torch.manual_seed(7)  # the same draws for both averages
+        return evaluate_sampled(model, batches, samples=samples, average=average)
+
+    one_p, one_ll = run(1, "probability"), run(1, "log-likelihood")
+    assert one_p.nll == pytest.approx(one_ll.nll, rel=1e-12)  # one draw: nothing to average
+    p, ll = run(4, "probability"), run(4, "log-likelihood")
+    assert p.tokens == ll.tokens
+    assert ll.nll > p.nll + 1e-3  # Jensen: mean log p <= log mean p, strictly when the draws differ
+    with pytest.raises(ValueError, match="average"):
+        evaluate_sampled(model, batches, average="median")

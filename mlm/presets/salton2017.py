@@ -14,7 +14,8 @@ from mlm.configs import Config, DataConfig, ModelConfig, TrainConfig, register
 # every epoch from epoch 13 (PTB) or 15 (WikiText-2), early stopping with patience 10 and
 # rollback to the best epoch, uniform init +-0.05 with zero biases, dropout on non-recurrent
 # connections, gradient norm clipped at 5 with the loss summed over time and averaged over the
-# batch ("normalized by mini-batch size"), tied embeddings.
+# batch ("normalized by mini-batch size"), tied embeddings. WikiText-2 lines are paragraphs: like the
+# official code, the WikiText-2 presets split them into sentences (data.split_sentences, mlm/data/sentences.py).
 SALTON_CORPORA = {
     #              corpus        units dropout decay after  decay by
     "ptb": ("ptb", 650, 0.5, 12, 2.0),
@@ -44,7 +45,7 @@ def _salton_preset(corpus_key: str, score: str | None) -> Callable[[], Config]:
         cfg = Config(
             description=f"Salton et al. (2017) {what}, 2x{units}, {corpus}, sentence protocol",
             data=DataConfig(corpus=corpus, protocol="sentence", batch_size=32, max_len=35, pad_to=35,
-                            eval_batch_size=64),
+                            eval_batch_size=64, split_sentences=corpus_key == "wt2"),
             model=ModelConfig(head=head, embed_size=units, hidden_size=units, num_layers=2, dropout=dropout,
                               tie_weights=True, init_range=0.05, zero_bias=True,
                               attention_score=score or "single"),

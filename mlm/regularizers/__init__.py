@@ -45,7 +45,8 @@ def build_regularizer(cfg, train_lines: Sequence[Sequence[int]] | None, vocab_si
                                                                           m.noise_scheme == "kneser-ney")
     return VariationalSmoothing(scheme, m.embed_dropout, elementwise=m.smoothing_elementwise,
                                 smooth_output=smooth_output, sigma=m.smoothing_sigma,
-                                l2=cfg.train.weight_decay if m.smoothing_l2 else 0.0, tied=m.tie_weights)
+                                l2=cfg.train.weight_decay if m.smoothing_l2 else 0.0, tied=m.tie_weights,
+                                coupled=m.smoothing_coupled)
 
 
 __all__ = ["REGULARIZERS", "SCHEMES", "EmbeddingRegularizer", "DataNoising", "VariationalSmoothing", "BigramCounts",

@@ -1,6 +1,14 @@
-"""Prediction by sampling (Kong et al. section 5.4): average the likelihood of S draws from q.
+"""Prediction by sampling (Kong et al. section 5.4): score a split with S draws W_s ~ q(W).
 
-    p(y_t | y_<t) = 1/S sum_s p(y_t | y_<t; W_s),   W_s ~ q(W)
+Two ways to combine the draws, chosen with ``average``:
+
+    "probability"     p(y_t | y_<t) = 1/S sum_s p(y_t | y_<t; W_s)        (the Monte Carlo predictive)
+    "log-likelihood"  log p(y_t | y_<t) := 1/S sum_s log p(y_t | y_<t; W_s)
+
+Section 5.4 of the paper says it averages the log-likelihood of twenty samples. By Jensen's
+inequality that average is never above the log of the averaged probability, so "log-likelihood"
+gives the higher (worse) perplexity of the two; "probability" is the proper predictive distribution
+of the Bayesian model and the default here.
 
 Each draw is a whole model run over the split: S recurrent states are carried side by side, and
 each batch row draws a fresh sample per segment, as in training (for data noising the inputs are
@@ -16,10 +24,16 @@ import torch
 from mlm.data.batching import Batches
 from mlm.evaluation import EvalResult
 
+AVERAGES = ("probability", "log-likelihood")
+
 
 @torch.no_grad()
-def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None) -> EvalResult:
-    """Total NLL and token count when the likelihoods of ``samples`` draws are averaged per token."""
+def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None,
+                     average: str = "probability") -> EvalResult:
+    """Total NLL and token count over ``samples`` draws, averaged per token as ``average`` says
+    ("probability" or "log-likelihood", the paper's section 5.4)."""
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {', '.join(AVERAGES)}, got {average!r}")
     reg = getattr(model, "regularizer", None)
     if reg is None:
         raise ValueError("the model has no embedding regularizer to sample from; use mlm.evaluate")
@@ -44,7 +58,11 @@ def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None) ->
                 log_probs.append(lp)  # (batch, time)
                 if batches.carry_state:
                     states[s] = out.state
-            mean_lp = torch.logsumexp(torch.stack(log_probs), 0) - math.log(samples)  # (batch, time)
+            stacked = torch.stack(log_probs)  # (samples, batch, time)
+            if average == "probability":
+                mean_lp = torch.logsumexp(stacked, 0) - math.log(samples)  # (batch, time): log mean_s p_s
+            else:
+                mean_lp = stacked.mean(0)  # (batch, time): mean_s log p_s
             total -= (mean_lp * batch.mask).sum()
     finally:
         reg.sampling = False

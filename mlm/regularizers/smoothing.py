@@ -16,9 +16,19 @@ word in a row uses the same draw.
 Options, each from the paper:
 
 * ``smooth_output``: the output embedding O is smoothed the same way (Eq. 5); with tied
-  embeddings E and O are *separate* draws from the one shared base (section 4.3). Only the
-  target words of a row are drawn; every other softmax row stays at its base value, the cheap
-  choice the paper describes at the end of section 4.2.
+  embeddings E and O are *separate* draws from the one shared base (section 4.3). Only target
+  rows are drawn; every other softmax row stays at its base value, the cheap choice the paper
+  describes at the end of section 4.2.
+* ``coupled`` (default, ``model.smoothing_coupled``): section 4.2, "Training", ties the output
+  row to the *input* word's draw, as Kneser-Ney data noising replaces a target together with its
+  input ("San Francisco": replace "San" and "Francisco" goes too). Where the input word x_{t-1} = i
+  of a position is replaced (probability gamma_i, one decision per (row, word type) like the
+  embedding itself), the target x_t's output row at that position is replaced by o_v with a second
+  word v ~ q drawn with it; where the input is kept, the target's row is kept. With
+  ``coupled=False`` each target word's output row is drawn on its own, with its own gamma, once per
+  (row, word type) and used at every position of the row (Eq. 5 read as a separate matrix draw).
+  Coupling applies to training draws; a test-time draw (``sampling``) replaces every output row
+  independently, so that it is a proper distribution.
 * ``embed_dropout`` alpha: the Gaussian at zero of Eq. 6, one dropout mask per (row, word type),
   dimensions independent; gamma_i is drawn once per word, so a kept word keeps one base vector.
 * ``elementwise``: element-wise smoothing (section 4.3): the keep/replace decision and the
@@ -28,9 +38,10 @@ Options, each from the paper:
 
       E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v
 
-  the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (average
-  S of them with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4). A test-time draw
-  replaces every output row, not only the target's, so that each draw is a proper distribution.
+  the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (S of them
+  with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4, averaging their
+  probabilities or, as the paper says, their log-likelihoods). A test-time draw replaces every
+  output row, not only the target's, so that each draw is a proper distribution.
 
 **The KL term and the data-dependent L2 (our derivation).** With the prior p(e) = N(0, I),
 Gal & Ghahramani's approximation of the KL of a mixture of narrow Gaussians keeps, for word i,
@@ -83,12 +94,15 @@ class VariationalSmoothing(EmbeddingRegularizer):
     kind = "smooth"
 
     def __init__(self, scheme: NoisingScheme, embed_dropout: float = 0.0, elementwise: bool = False,
-                 smooth_output: bool = False, sigma: float = 0.0, l2: float = 0.0, tied: bool = False):
+                 smooth_output: bool = False, sigma: float = 0.0, l2: float = 0.0, tied: bool = False,
+                 coupled: bool = True):
         super().__init__(scheme.gamma.numel(), embed_dropout)
         if scheme.name == "blank":
             raise ValueError("variational smoothing needs a proposal over words; blank noising is embedding "
                              "dropout (use model.embed_dropout)")
         self.scheme_name, self.elementwise, self.smooth_output = scheme.name, elementwise, smooth_output
+        self.coupled = coupled
+        self._coupling: tuple[torch.Tensor, torch.Tensor] | None = None  # set by embed, used by decode
         self.sigma, self.l2, self.tied = sigma, l2, tied
         self.register_buffer("gamma", scheme.gamma.float(), persistent=False)  # (vocab,)
         self.register_buffer("proposal", scheme.proposal.float(), persistent=False)  # (vocab,)
@@ -99,23 +113,31 @@ class VariationalSmoothing(EmbeddingRegularizer):
         self.prediction = "mean"  # evaluation without sampling: "mean" of q (section 4.1) or "mode" (the base matrix)
 
     # -- drawing from q ----------------------------------------------------------------
-    def sample_vectors(self, weight: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
-        """(pairs, embed): one draw from q(e_w) for each (row, word) pair (Eq. 2/4, or element-wise)."""
+    def draw(self, words: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(replace, drawn) for (pairs,) ``words``: whether each pair (element-wise: each of its ``dim``
+        elements) is replaced, with probability gamma_w, and the word v ~ q replacing it; (pairs[, dim]) each."""
         gamma = self.gamma[words]  # (pairs,)
+        shape = (words.numel(), dim) if self.elementwise else words.shape
+        replace = torch.rand(shape, device=words.device) < (gamma[:, None] if self.elementwise else gamma)
+        return replace, sample_from(self.cdf, shape)
+
+    def compose(self, weight: torch.Tensor, words: torch.Tensor, replace: torch.Tensor,
+                drawn: torch.Tensor) -> torch.Tensor:
+        """(..., embed) vectors: row ``words`` of ``weight`` (any shape ...) where kept, row ``drawn`` where
+        replaced (element-wise: element j of word drawn[..., j]), plus sigma-noise."""
         if self.elementwise:
-            dim = weight.size(1)
-            replace = torch.rand(words.numel(), dim, device=weight.device) < gamma[:, None]  # (pairs, embed)
-            drawn = sample_from(self.cdf, (words.numel(), dim))  # (pairs, embed): one word per element
-            chosen = torch.where(replace, drawn, words[:, None])
-            columns = torch.arange(dim, device=weight.device)[None, :]
-            vectors = weight[chosen, columns]  # (pairs, embed): element j of word chosen[p, j]
+            chosen = torch.where(replace, drawn, words[..., None])  # (..., embed)
+            columns = torch.arange(weight.size(1), device=weight.device)  # (embed,)
+            vectors = weight[chosen, columns]  # (..., embed): element j of word chosen[..., j]
         else:
-            replace = torch.rand(words.numel(), device=weight.device) < gamma  # (pairs,)
-            chosen = torch.where(replace, sample_from(self.cdf, words.shape), words)
-            vectors = weight[chosen]  # (pairs, embed)
+            vectors = weight[torch.where(replace, drawn, words)]  # (..., embed)
         if self.sigma > 0:
             vectors = vectors + self.sigma * torch.randn_like(vectors)
         return vectors
+
+    def sample_vectors(self, weight: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
+        """(pairs, embed): one draw from q(e_w) for each (row, word) pair (Eq. 2/4, or element-wise)."""
+        return self.compose(weight, words, *self.draw(words, weight.size(1)))
 
     def mean_weight(self, weight: torch.Tensor) -> torch.Tensor:
         return smoothed_mean(weight, self.gamma, self.proposal)
@@ -128,13 +150,19 @@ class VariationalSmoothing(EmbeddingRegularizer):
                 return embedding(tokens)  # Xie et al.'s clean input: the mode of q
             return F.embedding(tokens, self.mean_weight(embedding.weight))  # the mean of q (section 4.1)
         words, _, inverse = row_types(tokens, self.vocab_size)  # (pairs,), (batch, time)
-        vectors = self.sample_vectors(embedding.weight, words)  # (pairs, embed)
+        replace, drawn = self.draw(words, embedding.weight.size(1))  # (pairs[, embed]) each
+        vectors = self.compose(embedding.weight, words, replace, drawn)  # (pairs, embed)
+        if self.training and self.smooth_output and self.coupled:
+            # Section 4.2: the input word's decision also replaces the target's output row, by a second draw.
+            output_drawn = sample_from(self.cdf, drawn.shape)  # (pairs[, embed])
+            self._coupling = (replace[inverse], output_drawn[inverse])  # (batch, time[, embed]) each
         if self.training and self.embed_dropout > 0:
             vectors = vectors * pair_dropout_mask(words.numel(), vectors.size(1), self.embed_dropout, vectors)
         return vectors[inverse]  # (batch, time, embed)
 
     def decode(self, decoder: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         targets, self._targets = self._targets, None
+        coupling, self._coupling = self._coupling, None
         if not self.smooth_output:
             return decoder(x)
         if not self.stochastic:
@@ -148,10 +176,25 @@ class VariationalSmoothing(EmbeddingRegularizer):
             return F.linear(x, self.sample_vectors(decoder.weight, words), decoder.bias)
         if targets is None or targets.shape != x.shape[:2]:
             targets = self._tokens  # no targets given: draw the rows of the words the sequence reads
+        elif coupling is not None and coupling[0].shape[:2] == targets.shape:
+            return self.coupled_logits(decoder, x, targets, *coupling)
         return self.sampled_logits(decoder, x, targets)
 
+    def coupled_logits(self, decoder: nn.Linear, x: torch.Tensor, targets: torch.Tensor, replace: torch.Tensor,
+                       drawn: torch.Tensor) -> torch.Tensor:
+        """Logits whose target column at each position reads a replaced output row exactly where that
+        position's input word was replaced (section 4.2); all other columns keep their base rows.
+
+        ``replace`` and ``drawn`` are (batch, time), or (batch, time, hidden) element-wise, from :meth:`embed`.
+        """
+        logits = decoder(x)  # (batch, time, vocab)
+        own = decoder.weight[targets]  # (batch, time, hidden): o_{x_t}
+        delta = self.compose(decoder.weight, targets, replace, drawn) - own  # (batch, time, hidden)
+        correction = (x * delta).sum(-1, keepdim=True)  # (batch, time, 1): x . (o~ - o_{x_t})
+        return logits.scatter_add(-1, targets[..., None], correction)
+
     def sampled_logits(self, decoder: nn.Linear, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Logits with the target words' output rows drawn from q(o), once per (row, word) (Eq. 5).
+        """Logits with the target words' output rows drawn from q(o), once per (row, word) (Eq. 5; uncoupled).
 
         logits = x O^T + b, then for each word k among the row's targets the column k gets
         x . (o~_k - o_k): a (batch, time, slots) correction scattered into the vocabulary axis.
@@ -183,4 +226,4 @@ class VariationalSmoothing(EmbeddingRegularizer):
 
     def extra_repr(self) -> str:
         return (f"scheme={self.scheme_name!r}, elementwise={self.elementwise}, smooth_output={self.smooth_output}, "
-                f"sigma={self.sigma}, l2={self.l2}, " + super().extra_repr())
+                f"coupled={self.coupled}, sigma={self.sigma}, l2={self.l2}, " + super().extra_repr())
