@@ -1,7 +1,7 @@
 """Count-based baselines: a unigram and an interpolated bigram counted on the tokens a config's models see.
 
 Chapter 00 introduces the two models; every later chapter puts them beside its neural models, so
-that "the LSTM learned something" has a floor to beat (issue 12). The baseline is only fair if it
+that "the LSTM learned something" has a floor to beat. The baseline is only fair if it
 sees what the models see, so :func:`count_baseline` reads its (history, target) pairs from the very
 batches :func:`mlm.training.build_batches` makes for the config:
 
@@ -45,34 +45,6 @@ from mlm.training import build_batches, load_data
 
 
 # -- (history, target) pairs ---------------------------------------------------------------
-def bigram_events(lines: Sequence[Sequence[int]], protocol: str, eos_id: int, bos_id: int | None = None,
-                  max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(history, target) id arrays, (n,) each, for token ``lines`` read under ``protocol``.
-
-    stream / document: the stream ``<eos> line1 <eos> line2 <eos> ..`` (a document adds nothing:
-    its leading ``<eos>`` is the previous line's); sentence: ``<bos> w1 .. wn`` predicting
-    ``w1 .. wn <eos>`` per line, cut at ``max_len`` inputs like :class:`~mlm.data.SentenceBatches`.
-    """
-    if protocol in ("stream", "document"):
-        stream = [eos_id]
-        for line in lines:
-            stream.extend(line)
-            stream.append(eos_id)
-        ids = np.asarray(stream, dtype=np.int64)
-        return ids[:-1], ids[1:]
-    if protocol != "sentence":
-        raise ValueError(f"unknown protocol {protocol!r}; choose stream, sentence or document")
-    if bos_id is None:
-        raise ValueError("the sentence protocol needs the <bos> id")
-    history, target = [], []
-    for line in lines:
-        seq = [bos_id, *line, eos_id]
-        n = len(seq) - 1 if max_len is None else min(len(seq) - 1, max_len)
-        history.extend(seq[:n])
-        target.extend(seq[1:n + 1])
-    return np.asarray(history, dtype=np.int64), np.asarray(target, dtype=np.int64)
-
-
 def batch_events(batches: Batches) -> tuple[np.ndarray, np.ndarray]:
     """(history, target) id arrays at the scored positions of ``batches``: what :func:`evaluate` counts."""
     history, target = [], []

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Sequence
 
 import numpy as np
 import pytest
 
-from mlm.baselines import BigramCountModel, batch_events, bigram_events, count_baseline, tune_lambda
+from mlm.baselines import BigramCountModel, batch_events, count_baseline, tune_lambda
 from mlm.configs import get_preset
 from mlm.data import Corpus, Vocabulary
 from mlm.evaluation import evaluate
@@ -20,6 +21,35 @@ PROTOCOLS = {  # synthetic-tiny under each protocol, with the truncations reduce
     "sentence": ["data.protocol=sentence", "data.max_len=6", "data.eval_max_len=9", "data.max_train_tokens=3000"],
     "document": ["data.protocol=document", "data.max_document_tokens=40", "data.bptt=7"],
 }
+
+
+def bigram_events(lines: Sequence[Sequence[int]], protocol: str, eos_id: int, bos_id: int | None = None,
+                  max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A reference derived from the lines, independently of the batchers: (history, target) id arrays,
+    (n,) each, for token ``lines`` read under ``protocol``.
+
+    stream / document: the stream ``<eos> line1 <eos> line2 <eos> ..`` (a document adds nothing:
+    its leading ``<eos>`` is the previous line's); sentence: ``<bos> w1 .. wn`` predicting
+    ``w1 .. wn <eos>`` per line, cut at ``max_len`` inputs like :class:`~mlm.data.SentenceBatches`.
+    """
+    if protocol in ("stream", "document"):
+        stream = [eos_id]
+        for line in lines:
+            stream.extend(line)
+            stream.append(eos_id)
+        ids = np.asarray(stream, dtype=np.int64)
+        return ids[:-1], ids[1:]
+    if protocol != "sentence":
+        raise ValueError(f"unknown protocol {protocol!r}; choose stream, sentence or document")
+    if bos_id is None:
+        raise ValueError("the sentence protocol needs the <bos> id")
+    history, target = [], []
+    for line in lines:
+        seq = [bos_id, *line, eos_id]
+        n = len(seq) - 1 if max_len is None else min(len(seq) - 1, max_len)
+        history.extend(seq[:n])
+        target.extend(seq[1:n + 1])
+    return np.asarray(history, dtype=np.int64), np.asarray(target, dtype=np.int64)
 
 
 def test_bigram_equals_a_hand_computation():
