@@ -55,20 +55,36 @@ def detach_state(state):
 
 
 @torch.no_grad()
-def evaluate(model, batches: Batches, device=None) -> EvalResult:
-    """Total NLL and token count of ``model`` on ``batches`` (dropout off)."""
+def evaluation_pass(model, batches: Batches, device=None):
+    """Yield ``(batch, on_device, output)`` for every batch, the model in evaluation mode (dropout off).
+
+    The one evaluation loop of the book: the LSTM state and the head's memory are carried from batch
+    to batch when the protocol carries them (``batches.carry_state``) and reset where a batch says so.
+    ``batch`` stays on the host (counting its tokens costs no device sync); the model's training mode
+    is restored at the end.
+    """
     device = device or next(model.parameters()).device
     was_training = model.training
     model.eval()
+    state = memory = None
+    try:
+        for batch in batches:
+            moved = batch.to(device)
+            out = model(moved.inputs, state=state, reset=moved.reset, mask=moved.mask, memory=memory)
+            if batches.carry_state:
+                state, memory = out.state, out.memory
+            yield batch, moved, out
+    finally:
+        model.train(was_training)
+
+
+@torch.no_grad()
+def evaluate(model, batches: Batches, device=None) -> EvalResult:
+    """Total NLL and token count of ``model`` on ``batches`` (dropout off)."""
+    device = device or next(model.parameters()).device
     total = torch.zeros((), dtype=torch.float64, device=device)
     tokens = 0
-    state = memory = None
-    for batch in batches:
-        tokens += batch.num_tokens  # counted on the host before the move: no device sync
-        batch = batch.to(device)
-        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
-        total += masked_nll(out.logits.float(), batch.targets, batch.mask).double()
-        if batches.carry_state:
-            state, memory = out.state, out.memory
-    model.train(was_training)
+    for batch, moved, out in evaluation_pass(model, batches, device):
+        tokens += batch.num_tokens  # counted on the host: no device sync
+        total += masked_nll(out.logits.float(), moved.targets, moved.mask).double()
     return EvalResult(float(total), tokens)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from mlm.data.batching import Batches, DocumentBatches, SentenceBatches, StreamBatches
+from mlm.data.batching import protocol_batches
 from mlm.data.tasks import TaskCorpus
-from mlm.evaluation import EvalResult
+from mlm.evaluation import EvalResult, evaluation_pass
 
 
 @dataclass
@@ -52,18 +52,6 @@ def _summarise(distances: torch.Tensor, correct: torch.Tensor, nll: torch.Tensor
     return by_d, totals
 
 
-def protocol_batches(lines, protocol: str, document_starts, bos_id: int, eos_id: int, pad_id: int,
-                     batch_size: int = 64, bptt: int = 35) -> Batches:
-    """Evaluation batches of ``lines`` (lists of ids) under ``protocol``, in corpus order."""
-    if protocol == "stream":
-        return StreamBatches(lines, eos_id, pad_id, batch_size, bptt)
-    if protocol == "sentence":
-        return SentenceBatches(lines, bos_id, eos_id, pad_id, batch_size)
-    if protocol == "document":
-        return DocumentBatches(lines, document_starts, eos_id, pad_id, batch_size, bptt)
-    raise ValueError(f"unknown protocol {protocol!r}; use stream, sentence or document")
-
-
 def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str = "sentence",
                     batch_size: int = 64, bptt: int = 35, device=None) -> CriticalScores:
     """Accuracy and loss of ``model`` on the critical tokens of ``split``, per distance d.
@@ -86,18 +74,10 @@ def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str 
     for c in task.critical[split]:
         distance_of[1 + offsets[c.line] + c.position] = c.distance
 
-    device = device or next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     nll_total, tokens = 0.0, 0
     distances, hits, losses = [], [], []
-    state = memory = None
     with torch.no_grad():
-        for batch, where in zip(batches.batches, located.batches):
-            gpu = batch.to(device)
-            out = model(gpu.inputs, state=state, reset=gpu.reset, mask=gpu.mask, memory=memory)
-            if batches.carry_state:
-                state, memory = out.state, out.memory
+        for (batch, _, out), where in zip(evaluation_pass(model, batches, device), located.batches):
             logp = F.log_softmax(out.logits.float(), dim=-1).cpu()  # (batch, time, vocab)
             nll = -logp.gather(-1, batch.targets.unsqueeze(-1)).squeeze(-1)  # (batch, time)
             nll_total += float((nll * batch.mask).sum())
@@ -107,7 +87,6 @@ def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str 
             distances.append(d[pick])
             hits.append(logp.argmax(-1)[pick] == batch.targets[pick])
             losses.append(nll[pick])
-    model.train(was_training)
     by_d, totals = _summarise(torch.cat(distances), torch.cat(hits), torch.cat(losses))
     return CriticalScores(by_d, EvalResult(nll_total, tokens), totals)
 

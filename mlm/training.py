@@ -27,8 +27,8 @@ from pathlib import Path
 import torch
 
 from mlm.configs import Config
-from mlm.data import (Batches, Corpus, DocumentBatches, SentenceBatches, StreamBatches, load_corpus,
-                      synthetic_corpus, truncate_documents, truncate_lines)
+from mlm.data import (Batches, Corpus, load_corpus, protocol_batches, synthetic_corpus, truncate_documents,
+                      truncate_lines)
 from mlm.data.sentences import split_corpus
 from mlm.data.tasks import TaskCorpus, recall_task
 from mlm.evaluation import EvalResult, detach_state, evaluate, masked_nll
@@ -84,19 +84,19 @@ def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None 
     limit = d.max_train_tokens if train else d.max_eval_tokens
     lines = truncate_lines(corpus.ids(split), limit)
     batch_size = d.batch_size if train else d.eval_batch_size
-    if d.protocol == "stream":
-        return StreamBatches(lines, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
-    if d.protocol == "sentence":
-        return SentenceBatches(lines, vocab.bos_id, vocab.eos_id, vocab.pad_id, batch_size,
-                               max_len=d.max_len if train else d.eval_max_len, pad_to=d.pad_to if train else None,
-                               # every sentence starts from a zero state, so grouping sentences of
-                               # similar length for evaluation changes no score, only the padding
-                               buckets=d.buckets or not train, shuffle=train if shuffle is None else shuffle,
-                               seed=cfg.train.seed)
-    starts = [s for s in corpus.documents[split] if s < len(lines)]
-    if d.max_document_tokens:
-        lines, starts = truncate_documents(lines, starts, d.max_document_tokens)
-    return DocumentBatches(lines, starts, vocab.eos_id, vocab.pad_id, batch_size, d.bptt)
+    starts, options = None, {}
+    if d.protocol == "document":
+        starts = [s for s in corpus.documents[split] if s < len(lines)]
+        if d.max_document_tokens:
+            lines, starts = truncate_documents(lines, starts, d.max_document_tokens)
+    elif d.protocol == "sentence":
+        # every sentence starts from a zero state, so grouping sentences of similar length for
+        # evaluation changes no score, only the padding
+        options = dict(max_len=d.max_len if train else d.eval_max_len, pad_to=d.pad_to if train else None,
+                       buckets=d.buckets or not train, shuffle=train if shuffle is None else shuffle,
+                       seed=cfg.train.seed)
+    return protocol_batches(lines, d.protocol, starts, vocab.bos_id if d.protocol == "sentence" else None,
+                            vocab.eos_id, vocab.pad_id, batch_size, d.bptt, **options)
 
 
 def _attentive_head(cfg: Config, vocab_size: int) -> AttentiveHead:

@@ -15,7 +15,8 @@ from mlm.context import evaluate_with_history, protocol_histories
 from mlm.data.batching import SentenceBatches
 from mlm.data.tasks import RecallSpec, critical_ceiling, critical_chance, recall_by_rule, recall_task
 from mlm.evaluation import evaluate
-from mlm.long_range import count_scores, critical_scores, protocol_batches
+from mlm.data.batching import protocol_batches
+from mlm.long_range import count_scores, critical_scores
 from mlm.models.language_model import LMOutput
 from mlm.training import build_model, load_data, load_task
 

@@ -14,6 +14,7 @@ import torch
 
 from mlm.analysis.common import drop_zero_slot, run_sentence, top_words
 from mlm.data.batching import Batches
+from mlm.evaluation import evaluation_pass
 
 
 @dataclass
@@ -32,17 +33,13 @@ def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> 
     For step t (0-based) with n = number of real memory slots, the normalised entropy is
     H(a_t) / log n, 1 for a uniform distribution and 0 when one slot takes all the weight.
     """
-    device = device or next(model.parameters()).device
-    model.eval()
     entropy_sum = torch.zeros(max_len, dtype=torch.float64)
     position_count = torch.zeros(max_len, dtype=torch.float64)
     distance_sum = torch.zeros(max_len, dtype=torch.float64)
     distance_count = torch.zeros(max_len, dtype=torch.float64)
-    for batch in batches:
-        batch = batch.to(device)
-        out = model(batch.inputs, mask=batch.mask)
+    for batch, _, out in evaluation_pass(model, batches, device):
         weights = drop_zero_slot(out.attention.double().cpu())  # (batch, time, slots)
-        mask = batch.mask.cpu()
+        mask = batch.mask
         time = min(weights.size(1), max_len)
         slots = mask[:, None, :].expand(-1, weights.size(1), -1).tril(-1).sum(-1)  # (batch, time)
         plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-300).log(), torch.zeros_like(weights))
@@ -93,22 +90,14 @@ def window_attention_profile(model, batches: Batches, device=None) -> dict:
     ``L - 1`` is the previous step and slot 0 the oldest. Also returns the share of the weight
     that falls more than 5 steps back (the paper's "only the previous five outputs" observation).
     """
-    device = device or next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     total, count = None, 0
-    state = memory = None
-    for batch in batches:
-        batch = batch.to(device)
-        out = model(batch.inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
-        state, memory = out.state, out.memory
+    for _, batch, out in evaluation_pass(model, batches, device):
         weights = out.attention.double()  # (batch, time, L)
         full = batch.mask & (weights.sum(-1) > 0.5) & (weights > 0).all(-1)  # scored, every slot filled
         if total is None:
-            total = torch.zeros(weights.size(-1), dtype=torch.float64, device=device)
+            total = torch.zeros(weights.size(-1), dtype=torch.float64, device=weights.device)
         total += weights[full].sum(0)
         count += int(full.sum())
-    model.train(was_training)
     profile = (total / max(count, 1)).cpu()
     window = profile.numel()
     beyond_5 = float(profile[: max(window - 5, 0)].sum())

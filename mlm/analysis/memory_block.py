@@ -18,6 +18,7 @@ import torch
 
 from mlm.analysis.common import run_sentence, top_words
 from mlm.data.batching import Batches
+from mlm.evaluation import evaluation_pass
 from mlm.plots import attention_heatmap
 
 
@@ -38,13 +39,9 @@ def collect_memory_attention(model, batches: Batches, top: int = 5, device=None)
     """Run ``model`` (an RM/RMR language model) over ``batches`` and keep every full-memory position."""
     from mlm.models.recurrent_memory import memory_window
 
-    device = device or next(model.parameters()).device
-    model.eval()
     n = model.head.block.memory_size
     keep = {k: [] for k in ("weights", "windows", "targets", "log_probs", "top_ids", "target_log_prob")}
-    for batch in batches:
-        batch = batch.to(device)
-        out = model(batch.inputs, mask=batch.mask)
+    for _, batch, out in evaluation_pass(model, batches, device):
         log_probs = torch.log_softmax(out.logits.float(), dim=-1)  # (batch, time, vocab)
         ids, present = memory_window(batch.inputs, batch.mask, n)  # (batch, time, n)
         full = batch.mask & present.all(-1)  # (batch, time): a scored step with n words in memory

@@ -8,8 +8,8 @@
 - :mod:`mlm.data.batching`: the stream, sentence and document protocols; :mod:`mlm.data.vocab`: the vocabulary.
 """
 
-from mlm.data.batching import (Batch, Batches, DocumentBatches, SentenceBatches, StreamBatches, truncate_documents,
-                               truncate_lines)
+from mlm.data.batching import (Batch, Batches, DocumentBatches, SentenceBatches, StreamBatches, protocol_batches,
+                               truncate_documents, truncate_lines)
 from mlm.data.corpora import (REGISTRY, Corpus, DataError, load_registered_corpus, locate_corpus, read_lines,
                               resolve_data_dir)
 from mlm.data.holmes import load_holmes
@@ -31,7 +31,8 @@ def load_corpus(name: str, data_dir=None, download: bool | None = None, **option
 
 
 __all__ = [
-    "Batch", "Batches", "StreamBatches", "SentenceBatches", "DocumentBatches", "truncate_documents", "truncate_lines",
+    "Batch", "Batches", "StreamBatches", "SentenceBatches", "DocumentBatches", "protocol_batches", "truncate_documents",
+    "truncate_lines",
     "REGISTRY", "Corpus", "DataError", "load_corpus", "load_holmes", "locate_corpus", "read_lines", "resolve_data_dir",
     "synthetic_corpus", "synthetic_lines", "split_corpus", "split_sentences", "Vocabulary", "BOS", "EOS", "PAD", "UNK",
 ]

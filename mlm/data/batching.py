@@ -244,3 +244,19 @@ class DocumentBatches(Batches):
                 reset[b, r] = is_start
         batches = [Batch(inputs[b], targets[b], mask[b], reset[b]) for b in range(n_batches)]
         super().__init__(batches)
+
+
+def protocol_batches(lines: Sequence[Sequence[int]], protocol: str, document_starts: Sequence[int] | None,
+                     bos_id: int | None, eos_id: int, pad_id: int, batch_size: int = 64, bptt: int = 35,
+                     **sentence_options) -> Batches:
+    """Batches of ``lines`` (lists of ids) under ``protocol``, the one place that maps a protocol to its
+    batcher. ``document_starts`` is needed by the document protocol, ``bos_id`` by the sentence
+    protocol; ``sentence_options`` (``max_len``, ``pad_to``, ``buckets``, ``shuffle``, ``seed``) go to
+    :class:`SentenceBatches`. Without options the batches are in corpus order."""
+    if protocol == "stream":
+        return StreamBatches(lines, eos_id, pad_id, batch_size, bptt)
+    if protocol == "sentence":
+        return SentenceBatches(lines, bos_id, eos_id, pad_id, batch_size, **sentence_options)
+    if protocol == "document":
+        return DocumentBatches(lines, document_starts, eos_id, pad_id, batch_size, bptt)
+    raise ValueError(f"unknown protocol {protocol!r}; use stream, sentence or document")
