@@ -35,9 +35,11 @@ test: install
 chapters: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size reduced --output $(OUTPUT) --inplace
 
-# After editing a chapter's .py (the source of truth), refresh the paired notebook's code.
+# After editing a chapter's .py (the source of truth), refresh the paired notebook's code and markdown,
+# keeping its outputs (CHAPTERS=NN for some). Always from .py to .ipynb: `jupytext --sync` would take
+# whichever file is newer, and an executed notebook is newer than its source.
 sync: install
-	$(BIN)/jupytext --sync chapters/[0-9][0-9]_*.py
+	$(BIN)/jupytext --update --to notebook $(if $(CHAPTERS),$(foreach c,$(CHAPTERS),chapters/$(c)_*.py),chapters/[0-9][0-9]_*.py)
 
 lab: install
 	$(BIN)/jupyter lab chapters

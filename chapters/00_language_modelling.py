@@ -1,7 +1,13 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -364,8 +370,11 @@ print(f"speed-up of the fused kernel: {timings['ManualLSTM (loop)'] / timings['n
 # looks. `mlm.data.synthetic` generates sentences with one dependency of a chosen length: a key word
 # `k<i>` opens the sentence, a run of filler words follows, and then the key's value `v<i>` must be
 # predicted. An n-gram model that sees fewer words than the gap cannot do better than chance on the
-# value; a model with memory can be perfect. The unit tests train on it in seconds, and later chapters use
-# it to probe attention spans.
+# value; a model with memory can be perfect. The unit tests train on it in seconds. A stricter version,
+# the key-value recall task of `mlm.data.tasks`, asks for a value at a distance $d$ chosen per example and
+# computes its chance level and ceiling; `mlm.long_range` scores a model on the critical tokens only. The
+# chapters of this edition do not train on either yet: their models are compared on PTB and WikiText-2,
+# always beside the count-based bigram of section 2 counted on exactly the tokens they trained on.
 
 # %%
 # NBVAL_CHECK_OUTPUT

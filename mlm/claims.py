@@ -3,8 +3,8 @@
 Every chapter ends with one. The verdict is computed from the numbers, never typed, by one rule
 used everywhere (lower perplexity is better):
 
-* fewer than ``min_seeds`` runs on either side: **not testable at this size (one seed)** when the
-  chapter ran one seed, since one seed ranks nothing;
+* fewer than ``min_seeds`` runs on either side: **not testable with one seed** (one seed ranks
+  nothing) or **not settled (2 seeds)**; a count baseline, passed as a plain number, has no seeds;
 * every run of the model better than every run of its control: **supported**; every run worse:
   **contradicted**; the runs overlap: **not settled (seeds overlap)**;
 * ``converged=False`` (a reduced run stopped after a few epochs) adds **, not converged**: the
@@ -46,16 +46,23 @@ def spread(values: Sequence[float], digits: int = 1) -> str:
     return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} ({len(values)} seeds)"
 
 
-def verdict(model: Sequence[float], control: Sequence[float], *, min_seeds: int = 3,
+def verdict(model: Sequence[float], control: Sequence[float] | float, *, min_seeds: int = 3,
             converged: bool = True) -> str:
-    """Does ``model`` beat ``control``? Both are per-seed perplexities (lower is better)."""
-    model, control = [float(v) for v in model], [float(v) for v in control]
+    """Does ``model`` beat ``control``? Both are per-seed perplexities (lower is better).
+
+    A plain number as ``control`` is a deterministic baseline (a count model has no seed): then only
+    the model needs ``min_seeds`` runs.
+    """
+    deterministic = isinstance(control, (int, float))
+    model = [float(v) for v in model]
+    control = [float(control)] if deterministic else [float(v) for v in control]
     if not model or not control:
         raise ValueError("verdict() needs at least one run of the model and one of the control")
     if any(math.isnan(v) for v in model + control):
         raise ValueError("verdict() got a NaN perplexity: a run diverged; look at its metrics first")
-    if min(len(model), len(control)) < min_seeds:
-        return ONE_SEED if min(len(model), len(control)) == 1 else f"not settled ({min(len(model), len(control))} seeds)"
+    seeds = len(model) if deterministic else min(len(model), len(control))
+    if seeds < min_seeds:
+        return ONE_SEED if seeds == 1 else f"not settled ({seeds} seeds)"
     if max(model) < min(control):
         text = SUPPORTED
     elif min(model) > max(control):

@@ -38,12 +38,15 @@ def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
 
 
 def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
-                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0):
+                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False):
     """Attention of a sequence: rows are predicted words, columns the inputs attended to.
 
     Salton et al.'s Figures 2-3 and Daniluk et al.'s Figure 3a (the memory holds earlier inputs
     only); Tran et al.'s Figure 4 with ``include_current`` (the current input is in memory, on the
-    diagonal). ``vmax=None`` scales the colours to the largest weight.
+    diagonal). ``vmax=None`` scales the colours to the largest weight. ``relative=True`` shows each
+    weight against uniform attention over its row's reachable slots, as log2(weight x #slots) on a
+    diverging scale from -2 to 2 (white: uniform; red: up to 4 times more; blue: 4 times less), so
+    structure is visible however many slots a row has.
     """
     import numpy as np
 
@@ -51,9 +54,14 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     if ax is None:
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
     future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
-    shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
-    top = max(float(weights.max()), 1e-6) if vmax is None else vmax
-    image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=top, aspect="auto")
+    if relative:
+        reachable = (~future).sum(axis=1, keepdims=True).clip(min=1)  # slots each row can attend to
+        ratio = np.log2(np.clip(weights * reachable, 1e-12, None))
+        image = ax.imshow(np.ma.masked_where(future, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
+    else:
+        shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
+        top = max(float(weights.max()), 1e-6) if vmax is None else vmax
+        image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=top, aspect="auto")
     ax.set_xticks(range(len(probe["inputs"])))
     ax.set_xticklabels(probe["inputs"], rotation=90, fontsize=8)
     ax.set_yticks(range(len(probe["targets"])))
@@ -61,5 +69,7 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     ax.set_xlabel(xlabel)
     ax.set_ylabel("word being predicted")
     ax.set_title(title, fontsize=10)
-    plt.colorbar(image, ax=ax, fraction=0.03)
+    bar = plt.colorbar(image, ax=ax, fraction=0.03)
+    if relative:
+        bar.set_label("log2(weight / uniform)")
     return ax

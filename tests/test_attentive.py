@@ -160,3 +160,25 @@ def test_head_learning_rate_scale():
     assert len(build_optimizer(cfg, lstm).param_groups) == 1  # no head parameters, one group
     with pytest.raises(mlm.ConfigError, match="head_lr_scale"):
         mlm.get_preset("salton2017-ptb-single", overrides={"train.head_lr_scale": 0})
+
+
+def test_attention_stats_of_uniform_attention_equal_the_uniform_reference():
+    """With v = 0 every score is equal, the attention is uniform: entropy ratio 1 and weight by distance
+    equal to ``uniform_by_distance``; a trained-looking head (random v) departs from it."""
+    from mlm.analysis.history import attention_stats
+    from mlm.data.batching import SentenceBatches
+
+    model = tiny_attentive_lm("single")
+    g = torch.Generator().manual_seed(3)
+    lines = [torch.randint(3, 50, (int(n),), generator=g).tolist() for n in torch.randint(2, 12, (10,), generator=g)]
+    batches = SentenceBatches(lines, bos_id=1, eos_id=2, pad_id=0, batch_size=4)
+    torch.nn.init.normal_(model.head.v.weight, std=3.0)
+    torch.nn.init.normal_(model.head.W_s.weight, std=3.0)
+    skewed = attention_stats(model, batches, max_len=12)
+    with torch.no_grad():
+        model.head.v.weight.zero_()
+    stats = attention_stats(model, batches, max_len=12)
+    measured = [t for t, n in enumerate(stats.count_by_position) if n > 0]
+    assert measured and all(abs(stats.entropy_ratio[t] - 1) < 1e-5 for t in measured), stats.entropy_ratio
+    torch.testing.assert_close(torch.tensor(stats.weight_by_distance), torch.tensor(stats.uniform_by_distance))
+    assert max(abs(a - b) for a, b in zip(skewed.weight_by_distance, skewed.uniform_by_distance)) > 1e-4

@@ -38,3 +38,9 @@ def test_spread_and_markdown():
     assert spread([7.25]) == "7.2 (1 seed)" or spread([7.25]) == "7.3 (1 seed)"
     table = claims_markdown([Claim("a | b", "x", SUPPORTED)])
     assert table.splitlines()[2] == "| a \\| b | x | **supported** |"
+
+
+def test_a_count_baseline_is_one_exact_number():
+    assert verdict([90, 91, 92], 100.0) == SUPPORTED
+    assert verdict([90], 100.0) == ONE_SEED
+    assert verdict([99, 101, 95], 100.0) == OVERLAP

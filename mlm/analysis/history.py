@@ -24,6 +24,7 @@ class AttentionStats:
     entropy_ratio: list[float]  # [t] mean H(a_t) / log(#slots) at step t (1 = uniform), t >= 2 slots
     weight_by_distance: list[float]  # [d] mean weight on the slot d steps back (d = 1 is the previous step)
     count_by_position: list[int]  # scored positions seen at each step t
+    uniform_by_distance: list[float]  # [d] what weight_by_distance would be if every step attended uniformly
 
 
 @torch.no_grad()
@@ -37,6 +38,7 @@ def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> 
     position_count = torch.zeros(max_len, dtype=torch.float64)
     distance_sum = torch.zeros(max_len, dtype=torch.float64)
     distance_count = torch.zeros(max_len, dtype=torch.float64)
+    uniform_sum = torch.zeros(max_len, dtype=torch.float64)  # sum of 1 / #slots over the same (row, t, i)
     for batch, _, out in evaluation_pass(model, batches, device):
         weights = drop_zero_slot(out.attention.double().cpu())  # (batch, time, slots)
         mask = batch.mask
@@ -53,12 +55,15 @@ def attention_stats(model, batches: Batches, max_len: int = 35, device=None) -> 
             rows = mask[:, t]
             if not rows.any():
                 continue
+            uniform = 1.0 / slots[rows, t].double().clamp_min(1)  # uniform weight over this step's slots
             for i in range(t):
                 distance_sum[t - i] += weights[rows, t, i].sum()
                 distance_count[t - i] += rows.sum()
+                uniform_sum[t - i] += uniform.sum()
     ratio = (entropy_sum / position_count.clamp_min(1)).tolist()
     by_distance = (distance_sum / distance_count.clamp_min(1)).tolist()
-    return AttentionStats(ratio, by_distance, position_count.long().tolist())
+    uniform_by_distance = (uniform_sum / distance_count.clamp_min(1)).tolist()
+    return AttentionStats(ratio, by_distance, position_count.long().tolist(), uniform_by_distance)
 
 
 def probe_sentence(model, vocab, words: list[str], top: int = 5, device=None) -> dict:
