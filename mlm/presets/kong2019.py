@@ -51,11 +51,14 @@ KONG_PARAMS = {("ptb", 512, True): "14M", ("ptb", 512, False): "9M", ("wt2", 512
 # Section 5.4: validation perplexity when 20 samples are averaged at test time instead of the mode/mean.
 KONG_SAMPLING = {("ptb", 512, "dn-kn"): 96.5, ("ptb", 1024, "dn-kn"): 85.1, ("ptb", 512, "vs-kn"): 89.8,
                  ("ptb", 1024, "vs-kn"): 78.7}
-# Reduced: the first 40k tokens of training text, 2 x 128, batch 20 (more updates in a short run), 4 epochs,
-# validation/test on their first 10k tokens; the optimiser and the regularizers' settings stay (chapter 5
-# trains nine of these in a few CPU minutes).
-REDUCED_KONG = {"data.max_train_tokens": 40_000, "data.max_eval_tokens": 10_000, "data.batch_size": 20,
-                 "model.embed_size": 128, "model.hidden_size": 128, "train.epochs": 4, "train.early_stop_patience": 0}
+# Reduced (chapter 5): the first 40k tokens of training text with the vocabulary cut to its 2,000 most frequent
+# words, 2 x 128, batch 10 and lr 0.006 (more and larger updates in a short run), 8 epochs, validation/test on
+# their first 10k tokens; the regularizers' settings stay. Measured on one CPU thread: about 55 s a model, and
+# every row beats the interpolated bigram counted on the same tokens (count_baseline, test 140); with the
+# paper's 10k words, batch 20, lr 0.003 and 4 epochs every row stayed far above its bigram (550-650 against 458).
+REDUCED_KONG = {"data.max_train_tokens": 40_000, "data.max_eval_tokens": 10_000, "data.vocab_size": 2_000,
+                "data.batch_size": 10, "model.embed_size": 128, "model.hidden_size": 128, "train.lr": 0.006,
+                "train.epochs": 8, "train.early_stop_patience": 0}
 
 
 def kong_preset_name(corpus_key: str, units: int, model: str) -> str:
