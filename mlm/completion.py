@@ -215,6 +215,58 @@ class UnigramLM(torch.nn.Module):
         return LMOutput(self.log_p.expand(*tokens.shape, -1), state)  # (batch, time, vocab)
 
 
+class BigramLM(torch.nn.Module):
+    """The interpolated bigram of :mod:`mlm.baselines` with the interface :func:`complete` needs.
+
+    Position t predicts ``lam c(v w) / c(v) + (1 - lam) p1(w)`` from the input v at t (the
+    previous token, ``<bos>`` at a sentence start); an unseen history falls back to ``p1``.
+    Logits are log-probabilities, so the scorer's softmax leaves them unchanged. Build it with
+    :func:`bigram_lm` to count exactly the training tokens a config's models see.
+    """
+
+    def __init__(self, counts, lam: float):
+        super().__init__()
+        self.counts, self.lam = counts, float(lam)
+        self.register_buffer("anchor", torch.zeros(()), persistent=False)  # gives the module a device
+
+    def parameters(self, recurse: bool = True):  # the scorer reads the device from the first parameter
+        yield self.anchor
+
+    def _row(self, v: int) -> torch.Tensor:
+        """log p(. | v), shape (vocab,)."""
+        m, size = self.counts, self.counts.vocab_size
+        p = m.unigram.copy()  # (vocab,)
+        if m.history_count[v] > 0:
+            lo, hi = (int(x) for x in torch.searchsorted(torch.from_numpy(m.pair_keys),
+                                                          torch.tensor([v * size, (v + 1) * size])))
+            pair = torch.zeros(size, dtype=torch.float64)
+            pair[torch.from_numpy(m.pair_keys[lo:hi] - v * size)] = torch.from_numpy(m.pair_count[lo:hi])
+            p = self.lam * pair.numpy() / m.history_count[v] + (1.0 - self.lam) * p
+        return torch.log(torch.from_numpy(p)).clamp(min=-1e9).float()
+
+    def forward(self, tokens, state=None, reset=None, mask=None, memory=None):
+        from mlm.models.language_model import LMOutput
+
+        ids = tokens.cpu()
+        unique, inverse = torch.unique(ids, return_inverse=True)
+        rows = torch.stack([self._row(int(v)) for v in unique])  # (unique, vocab)
+        return LMOutput(rows[inverse].to(tokens.device), state)  # (batch, time, vocab)
+
+
+def bigram_lm(cfg, corpus=None) -> BigramLM:
+    """The interpolated bigram counted on the training events of ``cfg`` (``lam`` tuned on its
+    validation events), as :func:`mlm.baselines.count_baseline` counts them."""
+    from mlm.baselines import BigramCountModel, batch_events, tune_lambda
+    from mlm.training import build_batches, load_data
+
+    corpus = corpus if corpus is not None else load_data(cfg)
+    vocab = corpus.vocab
+    train, valid = (batch_events(build_batches(cfg, corpus, split, shuffle=False)) for split in ("train", "valid"))
+    never = [vocab.pad_id] + ([vocab.bos_id] if BOS in vocab else [])
+    counts = BigramCountModel.fit(*train, len(vocab), never_targets=never)
+    return BigramLM(counts, tune_lambda(counts, *valid))
+
+
 def uniform_unk_penalty(corpus) -> float:
     """log(number of training word types outside the vocabulary): the penalty that shares the
     probability of ``<unk>`` equally among the words it replaced (0 when none were)."""

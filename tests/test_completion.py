@@ -267,3 +267,27 @@ def test_real_questions_and_answer_key():
     first = questions[0]
     assert first.candidates[first.answer] == "residing" and first.blank_index == 18
     assert all(len(q.candidate_tokens(k)) == len(q.candidate_tokens(0)) for q in questions for k in range(5))
+
+
+def test_bigram_baseline_scores_sentences_like_the_counts():
+    """BigramLM gives each sentence the sum of the interpolated bigram's log-probabilities, <bos> to <eos>."""
+    import numpy as np
+
+    from mlm.baselines import BigramCountModel
+    from mlm.completion import BigramLM
+
+    lines = [s.split() for s in ("the cat sat .", "the dog sat .", "a cat ran .")]
+    vocab = Vocabulary.build(lines)
+    events = [(vocab.bos_id if k == 0 else vocab.stoi[line[k - 1]], vocab.stoi[w])
+              for line in lines for k, w in enumerate(line + [EOS])]
+    history, target = (np.array(x) for x in zip(*events))
+    counts = BigramCountModel.fit(history, target, len(vocab), never_targets=[vocab.pad_id, vocab.bos_id])
+    lm = BigramLM(counts, lam=0.7)
+    sentence = "the cat ran .".split()
+    ids = [vocab.bos_id] + [vocab.stoi[w] for w in sentence] + [vocab.eos_id]
+    by_hand = counts.log_probs(np.array(ids[:-1]), np.array(ids[1:]), 0.7).sum()
+    assert float(sentence_log_probs(lm, vocab, [sentence])[0]) == pytest.approx(by_hand, abs=1e-4)
+    # "cat ran" was seen, "dog ran" was not: the bigram picks cat; the unigram also counts "sat" twice
+    q = Question(1, "The _____ ran.", ("dog", "cat", "sat", "a", "ran"), 1)
+    assert complete(lm, vocab, [q]).details[0].chosen == 1
+    assert complete(lm, vocab, [q]).details[0].scores[1] > complete(lm, vocab, [q]).details[0].scores[0]
