@@ -136,6 +136,19 @@ def tune_lambda(model: BigramCountModel, history: np.ndarray, target: np.ndarray
 
 
 # -- a config's baseline ---------------------------------------------------------------------
+def fit_count_model(vocab, train: tuple[np.ndarray, np.ndarray], valid: tuple[np.ndarray, np.ndarray],
+                    lambdas: Sequence[float] | None = None) -> tuple[BigramCountModel, float]:
+    """The counts of the ``train`` events over ``vocab`` and the ``lam`` tuned on the ``valid`` events."""
+    never = [vocab.pad_id] + ([vocab.bos_id] if BOS in vocab else [])
+    model = BigramCountModel.fit(*train, len(vocab), never_targets=never)
+    return model, tune_lambda(model, *valid, lambdas=lambdas)
+
+
+def split_events(cfg: Config, corpus: Corpus, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """(history, target) at the scored positions of ``cfg``'s batches of ``split``."""
+    return batch_events(build_batches(cfg, corpus, split, shuffle=False))
+
+
 def count_baseline(cfg: Config, corpus: Corpus | None = None, lambdas: Sequence[float] | None = None) -> dict:
     """Unigram and interpolated-bigram perplexities for the models of ``cfg``, on their own tokens.
 
@@ -144,21 +157,17 @@ def count_baseline(cfg: Config, corpus: Corpus | None = None, lambdas: Sequence[
     does (``*_tokens`` are its token counts). ``corpus`` defaults to ``load_data(cfg)``.
     """
     corpus = corpus if corpus is not None else load_data(cfg)
-    vocab = corpus.vocab
-    events = {split: batch_events(build_batches(cfg, corpus, split, shuffle=False))
-              for split in ("train", "valid", "test")}
-    never = [vocab.pad_id] + ([vocab.bos_id] if BOS in vocab else [])
-    model = BigramCountModel.fit(*events["train"], len(vocab), never_targets=never)
-    lam = tune_lambda(model, *events["valid"], lambdas=lambdas)
+    train, valid, test = (split_events(cfg, corpus, split) for split in ("train", "valid", "test"))
+    model, lam = fit_count_model(corpus.vocab, train, valid, lambdas)
     return {
-        "unigram_valid": model.perplexity(*events["valid"], 0.0),
-        "unigram_test": model.perplexity(*events["test"], 0.0),
-        "bigram_valid": model.perplexity(*events["valid"], lam),
-        "bigram_test": model.perplexity(*events["test"], lam),
+        "unigram_valid": model.perplexity(*valid, 0.0),
+        "unigram_test": model.perplexity(*test, 0.0),
+        "bigram_valid": model.perplexity(*valid, lam),
+        "bigram_test": model.perplexity(*test, lam),
         "lambda": lam,
         "train_tokens": model.train_tokens,
-        "valid_tokens": len(events["valid"][1]),
-        "test_tokens": len(events["test"][1]),
+        "valid_tokens": len(valid[1]),
+        "test_tokens": len(test[1]),
         "unseen_mass": model.unseen_mass,
         "protocol": cfg.data.protocol,
     }

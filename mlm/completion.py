@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -227,44 +228,30 @@ class BigramLM(torch.nn.Module):
     def __init__(self, counts, lam: float):
         super().__init__()
         self.counts, self.lam = counts, float(lam)
-        self.register_buffer("anchor", torch.zeros(()), persistent=False)  # gives the module a device
-
-    def parameters(self, recurse: bool = True):  # the scorer reads the device from the first parameter
-        yield self.anchor
-
-    def _row(self, v: int) -> torch.Tensor:
-        """log p(. | v), shape (vocab,)."""
-        m, size = self.counts, self.counts.vocab_size
-        p = m.unigram.copy()  # (vocab,)
-        if m.history_count[v] > 0:
-            lo, hi = (int(x) for x in torch.searchsorted(torch.from_numpy(m.pair_keys),
-                                                          torch.tensor([v * size, (v + 1) * size])))
-            pair = torch.zeros(size, dtype=torch.float64)
-            pair[torch.from_numpy(m.pair_keys[lo:hi] - v * size)] = torch.from_numpy(m.pair_count[lo:hi])
-            p = self.lam * pair.numpy() / m.history_count[v] + (1.0 - self.lam) * p
-        return torch.log(torch.from_numpy(p)).clamp(min=-1e9).float()
+        self.anchor = torch.nn.Parameter(torch.zeros(()), requires_grad=False)  # the scorer reads the device from it
 
     def forward(self, tokens, state=None, reset=None, mask=None, memory=None):
         from mlm.models.language_model import LMOutput
 
-        ids = tokens.cpu()
-        unique, inverse = torch.unique(ids, return_inverse=True)
-        rows = torch.stack([self._row(int(v)) for v in unique])  # (unique, vocab)
+        unique, inverse = torch.unique(tokens.cpu(), return_inverse=True)  # the distinct histories
+        size = self.counts.vocab_size
+        history = np.repeat(unique.numpy(), size)  # (unique * vocab,) every (history, word) pair
+        word = np.tile(np.arange(size), len(unique))
+        with np.errstate(divide="ignore"):  # words that are never targets get log 0
+            rows = self.counts.log_probs(history, word, self.lam).reshape(len(unique), size)
+        rows = torch.from_numpy(rows).clamp(min=-1e9).float()  # (unique, vocab)
         return LMOutput(rows[inverse].to(tokens.device), state)  # (batch, time, vocab)
 
 
 def bigram_lm(cfg, corpus=None) -> BigramLM:
     """The interpolated bigram counted on the training events of ``cfg`` (``lam`` tuned on its
-    validation events), as :func:`mlm.baselines.count_baseline` counts them."""
-    from mlm.baselines import BigramCountModel, batch_events, tune_lambda
-    from mlm.training import build_batches, load_data
+    validation events), exactly as :func:`mlm.baselines.count_baseline` counts it."""
+    from mlm.baselines import fit_count_model, split_events
+    from mlm.training import load_data
 
     corpus = corpus if corpus is not None else load_data(cfg)
-    vocab = corpus.vocab
-    train, valid = (batch_events(build_batches(cfg, corpus, split, shuffle=False)) for split in ("train", "valid"))
-    never = [vocab.pad_id] + ([vocab.bos_id] if BOS in vocab else [])
-    counts = BigramCountModel.fit(*train, len(vocab), never_targets=never)
-    return BigramLM(counts, tune_lambda(counts, *valid))
+    train, valid = (split_events(cfg, corpus, split) for split in ("train", "valid"))
+    return BigramLM(*fit_count_model(corpus.vocab, train, valid))
 
 
 def uniform_unk_penalty(corpus) -> float:

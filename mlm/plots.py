@@ -38,7 +38,8 @@ def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
 
 
 def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
-                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False):
+                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False,
+                      per_row: bool = False):
     """Attention of a sequence: rows are predicted words, columns the inputs attended to.
 
     Salton et al.'s Figures 2-3 and Daniluk et al.'s Figure 3a (the memory holds earlier inputs
@@ -46,10 +47,20 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     diagonal). ``vmax=None`` scales the colours to the largest weight. ``relative=True`` shows each
     weight against uniform attention over its row's reachable slots, as log2(weight x #slots) on a
     diverging scale from -2 to 2 (white: uniform; red: up to 4 times more; blue: 4 times less), so
-    structure is visible however many slots a row has.
+    structure is visible however many slots a row has. ``per_row=True`` instead divides each row by
+    its largest weight (colour 1 = the row's largest weight) and writes that weight and the uniform
+    weight 1/k (k reachable slots) beside the row label.
     """
     import numpy as np
 
+    if per_row:
+        weights = probe["attention"]  # (targets, inputs)
+        top = weights.max(dim=1, keepdim=True).values.clamp(min=1e-12)  # (targets, 1)
+        slots = (weights > 0).sum(dim=1)  # (targets,) slots in memory
+        labels = [f"{w} (max {float(m):.2f}, unif {1 / max(int(k), 1):.2f})"
+                  for w, m, k in zip(probe["targets"], top[:, 0], slots)]
+        probe = {**probe, "attention": weights / top, "targets": labels}
+        title, vmax = f"{title}\n(colour scaled per row: 1 = the row's largest weight)", 1.0
     weights = probe["attention"].numpy()
     if ax is None:
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))

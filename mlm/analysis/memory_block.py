@@ -152,21 +152,10 @@ def probe_memory_sentence(model, vocab, words: list[str], top: int = 5, device=N
 def memory_heatmap(probe: dict, title: str = "", ax=None, per_row: bool = True):
     """Rows: the word being predicted; columns: the inputs in memory (the current one on the diagonal).
 
-    ``per_row`` (default) divides each row by its largest weight, so the structure of every row is
-    visible even where the weights are close to uniform; the row's largest weight and the uniform
-    weight 1/k (k words in memory) are then written beside the row label.
+    ``per_row`` (default) scales each row by its largest weight (:func:`mlm.plots.attention_heatmap`),
+    so the structure of every row is visible even where the weights are close to uniform.
     """
-    if not per_row:
-        return attention_heatmap(probe, title, ax, include_current=True, vmax=None,
-                                 xlabel="memory: the inputs up to and including the current one")
-    weights = probe["attention"]  # (targets, inputs)
-    top = weights.max(dim=1, keepdim=True).values.clamp(min=1e-12)  # (targets, 1)
-    slots = (weights > 0).sum(dim=1)  # (targets,) words in memory
-    labels = [f"{w} (max {float(m):.2f}, unif {1 / max(int(k), 1):.2f})"
-              for w, m, k in zip(probe["targets"], top[:, 0], slots)]
-    scaled = {**probe, "attention": weights / top, "targets": labels}
-    return attention_heatmap(scaled, f"{title}\n(colour scaled per row: 1 = the row's largest weight)", ax,
-                             include_current=True, vmax=1.0,
+    return attention_heatmap(probe, title, ax, include_current=True, vmax=None, per_row=per_row,
                              xlabel="memory: the inputs up to and including the current one")
 
 
