@@ -53,7 +53,7 @@ for _head_lr, _suffix in ((1.0, ""), (0.1, "-headlr0.1")):
 # articles (the reduced preset's 100-token cut removed: all 2.1M training tokens); the paper's batch 64 and
 # Adam at 0.001, at most 20 epochs with early stopping after 3 bad ones (the full preset's schedule). The
 # window sweep L = 1, 5, 10, 15 for key-value-predict.
-_daniluk = ["data.max_document_tokens=none", "data.batch_size=64", "train.lr=0.001",
+_daniluk = ["data.max_document_tokens=none", "data.vocab_size=10000", "data.batch_size=64", "train.lr=0.001",
             "train.epochs=20", "train.early_stop_patience=3"]
 DANILUK_EPOCHS = 8  # without dropout the validation perplexity turns up after a few epochs
 DANILUK = [r for name in ("lstm", "attention-L10", "kv-L10", "kvp-L1", "kvp-L5", "kvp-L10", "kvp-L15", "ngram4")
