@@ -20,10 +20,12 @@ the rule to the generated data and measures it). What the book's models can do:
   about ``log(tokens / count of one value)``, worse than chance;
 * a **bigram** (any n-gram with n - 1 < d) sees the key, learns that a value follows, and is at
   chance; both are computed by counting in :func:`mlm.long_range.count_scores`;
-* an **LSTM** must carry the pair in its state across the d steps: near the ceiling at small d and
-  worse as d grows (measured in the chapters, not assumed);
-* a head with a window of L outputs (Daniluk) or a memory of n words (Tran) is at chance, like the
-  n-gram, once the source lies outside its reach; Salton's memory of the whole sentence reaches any d.
+* an **LSTM** must carry the pair in its state across the d steps; how well, and how that changes
+  with d, is measured, not assumed (:mod:`mlm.presets.recall` gives one seed's numbers);
+* a head with a memory of n input words (Tran) cannot read a source more than n steps back, and its
+  prediction falls to chance there unless the LSTM under it carries the pair; a window of L outputs
+  (Daniluk) reads LSTM outputs, which can carry it from further back; Salton's memory of the whole
+  sentence reaches any d.
 
 The distance d of every example is drawn uniformly from ``min_distance .. max_distance`` (d >= 2:
 ``k v k v`` is d = 2). Line ``i`` of a split starts a new document, so the document protocol resets

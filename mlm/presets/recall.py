@@ -1,7 +1,11 @@
 """Small models on the key-value recall task (``mlm/data/tasks.py``): memory you can watch work.
 
-Every preset trains in a minute or two on one CPU thread (the LSTM: 15 epochs of 20,000 examples,
-about 75 s; it sits at chance for about 6 epochs, then learns to recall at every d up to 60). The
+The presets train in one to five minutes on one CPU thread (15 epochs of 20,000 examples). One seed
+of each, scored with :func:`mlm.long_range.critical_scores` on the test split (chance 10%), measured:
+the LSTM (60 s) recalls about 70% of the critical values, about equally at every d up to 60; the window
+head (130 s) the same, because its LSTM carries the pair past the window; the Recurrent Memory (315 s)
+about 77% while the source is among its 15 words and chance beyond d = 20; the Attentive LM (150 s)
+93%, close to 100% for d >= 25. The
 LSTM is the reference each head is compared with at the same size; each head keeps its paper's
 protocol (Salton and Tran read one sentence per row, Daniluk truncated BPTT inside documents, here
 one example per document).
