@@ -30,8 +30,9 @@ the missing slots are masked (weight 0), never padded. Which row of T a word get
 * ``alignment="code"`` (ketranm/RMN): the newest word always gets the last row, n, and a
   second temporal table T_C is added on the value side as well: s_t = sum_i p_i (C_i + T_C,i).
 
-Everything is computed for all time steps at once: the token window is one ``unfold`` of the
-input ids, the missing and padded slots one boolean mask. :meth:`RecurrentMemoryHead.reference`
+Everything is computed for all time steps at once: every position's memory embeddings are looked
+up once and each of the n slots reads them as one shifted slice, the missing and padded slots are
+one boolean mask. :meth:`RecurrentMemoryHead.reference`
 is the slow step-by-step version the tests compare against.
 """
 
@@ -119,17 +120,24 @@ class MemoryBlock(nn.Module):
     def forward(self, h: torch.Tensor, tokens: torch.Tensor, mask: torch.Tensor | None = None):
         """(output, attention): hm_t (batch, time, d) and p_t (batch, time, memory_size)."""
         batch, time, _ = h.shape
-        ids, present = memory_window(tokens, mask, self.memory_size)  # (batch, time, n) each
-        keys = self.M(ids)  # (batch, time, n, d): M_i
-        values = self.C(ids)  # (batch, time, n, d): C_i
+        n = self.memory_size
+        _, present = memory_window(tokens, mask, n)  # (batch, time, n): which slots hold a real word
+        # Each position's M_i and C_i are looked up once. Slot j of step t holds position t - (n-1) + j,
+        # which is row t + j of the sequence padded with n - 1 leading positions: the n scores of step t
+        # are a band of the (time, n-1 + time) matrix of all products h_t M_i, one matrix product and
+        # one gather for all steps (the extra products outside the band cost less than n small ones).
+        padded = torch.cat([tokens.new_zeros(batch, n - 1), tokens], dim=1)  # (batch, n-1 + time)
+        keys, values = self.M(padded), self.C(padded)  # (batch, n-1 + time, d) each
+        band = (torch.arange(time, device=h.device)[:, None] + torch.arange(n, device=h.device)).expand(batch, time, n)
+        scores = (h @ keys.transpose(1, 2)).gather(2, band)  # (batch, time, n): M_i h_t
         if self.T is not None:
-            rows = temporal_rows(time, self.memory_size, self.alignment, h.device)  # (time, n)
-            keys = keys + self.T[rows]  # M_i + T (Eq. 2)
-            if self.T_C is not None:
-                values = values + self.T_C[rows]
-        scores = torch.einsum("btnd,btd->btn", keys, h)  # (batch, time, n): (M_i + T) h_t
+            rows = temporal_rows(time, n, self.alignment, h.device)  # (time, n): the row of T each slot uses
+            scores = scores + (h @ self.T.t()).gather(2, rows.expand(batch, time, n))  # + T h_t (Eq. 2)
         p = masked_softmax(scores, present)  # (batch, time, n), Eq. 1-2; missing slots get 0
-        s = torch.einsum("btn,btnd->btd", p, values)  # (batch, time, d): C_i^T p_t, Eq. 3
+        weights = p.new_zeros(batch, time, n - 1 + time).scatter(2, band, p)  # p_t on the positions its slots hold
+        s = weights @ values  # (batch, time, d): C^T p_t, Eq. 3
+        if self.T_C is not None:  # + sum_i p_i T_C,i: the weights gathered onto the rows of T_C they use
+            s = s + torch.einsum("btj,tjr->btr", p, nn.functional.one_hot(rows, n).to(p.dtype)) @ self.T_C
         return self.compose(s, h), p
 
 
