@@ -479,6 +479,83 @@ for label, s in stats.items():
           f"weight on the previous state {s.weight_by_distance[1]:.3f} (uniform attention: {s.uniform_by_distance[1]:.3f})")
 
 # %% [markdown]
+# ### Memory you can watch work: recall at a distance
+#
+# On PTB the attention is hard to read because nothing in a sentence *needs* a distant word. The key-value
+# recall task (`mlm/data/tasks.py`) is built so that something does: a line names a key with a value, then
+# filler words and other pairs, then the same key again, and the word after it must be the value said $d$ steps
+# before. Values are random, so a model that cannot see the source is at chance (one in ten). Salton et al.'s
+# memory holds every earlier output of the sentence, so it can reach the source at any $d$; the plain LSTM must
+# carry the pair in its state. We train both at the same small size (64 units, one layer) on 20,000 lines with
+# $d$ from 2 to 60 (presets `recall-attentive` and `recall-lstm`, one seed, Adam, 15 epochs, one line per
+# sentence) and score the critical tokens of 1,000 test lines by $d$.
+
+# %%
+from mlm.data.tasks import critical_chance
+from mlm.long_range import count_scores, critical_scores, source_attention
+from mlm.plots import recall_by_distance
+from mlm.training import load_task
+
+recall_common = {"train.seed": seed, "train.device": device}
+recall_runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=recall_common),
+                                run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
+               for label, preset in (("LSTM", "recall-lstm"), ("Attentive (single)", "recall-attentive"))}
+task = load_task(recall_runs["LSTM"].config)
+recall = {label: critical_scores(r.model, task, "test", r.config.data.protocol) for label, r in recall_runs.items()}
+recall["bigram counts"] = count_scores(task, n=2)
+chance = critical_chance(task.spec)[0]
+far = {label: [row for row in s.binned(1) if row[0] > 20] for label, s in recall.items()}
+
+
+def mean_accuracy(rows):
+    return sum(acc * count for _, _, acc, _, count in rows) / sum(count for *_, count in rows)
+
+
+print(f"{'model':<20}{'all d':>8}{'d > 20':>8}{'train s':>9}     (chance {chance:.2f}, one seed)")
+for label, s in recall.items():
+    seconds = recall_runs[label].result.get("train_seconds") if label in recall_runs else 0
+    print(f"{label:<20}{s.accuracy:>8.2f}{mean_accuracy(far[label]):>8.2f}{seconds:>9.0f}")
+recall_by_distance(recall, chance, title=f"Key-value recall: accuracy on the critical token by distance (one seed, {size})")
+plt.show()
+
+# %% [markdown]
+# **Where the attention looks.** When the key comes back, how much weight does the head put on the output
+# at the source value, against uniform attention over the sentence so far, and how often is it the largest?
+
+# %%
+found = source_attention(recall_runs["Attentive (single)"].model, task, "test")
+source_weight = sum(f["weight"] for f in found) / len(found)
+uniform_weight = sum(f["uniform"] for f in found) / len(found)
+source_is_max = sum(f["is_max"] for f in found) / len(found)
+print(f"weight on the source {source_weight:.2f} (uniform {uniform_weight:.3f}); the largest weight in {source_is_max:.0%} "
+      f"of {len(found)} critical tokens")
+example = next(c for c in task.critical["test"] if c.distance == 30)
+words = task.corpus.lines["test"][example.line][:example.position + 1]
+probe = probe_sentence(recall_runs["Attentive (single)"].model, task.corpus.vocab, words)
+attention_heatmap(probe, title=f"Attentive LM on one test line (d = 30): weight against uniform; the row that "
+                  f"predicts {words[-1]!r} could look at the earlier {words[-1]!r}", relative=True)
+plt.show()
+
+# %% [markdown]
+# **What this shows** (one seed each, not converged). The attentive model recalls the value at every distance,
+# far above chance and, in this seed, above the plain LSTM, which carries the pair in its state less reliably: the sentence
+# memory does reach back as far as the line goes. *How* it reaches is less tidy than a pointer. The head puts
+# several times the uniform weight on the source, yet the source is the largest weight in fewer than half of
+# the cases, and the example shows why: every row weighs the same few early columns, the value and the words
+# just after it, whatever it is predicting. In this task the first pair always sits within the first eight
+# words of a line (`RecallSpec.max_prefix`), so "look near the start of the line" is enough, and the LSTM's
+# outputs there still hold the pair. The head learned where the answer usually is rather than how to find it
+# by its key: attention weights show what worked on the training data, not necessarily a lookup (on PTB,
+# section 6 above found them spread out as well). A task with a longer, random prefix would force a search.
+
+# %%
+# The paragraph above describes these numbers; the assertions keep it true.
+attentive_far, lstm_far = mean_accuracy(far["Attentive (single)"]), mean_accuracy(far["LSTM"])
+assert attentive_far > max(0.8, lstm_far) and lstm_far > 4 * chance, (attentive_far, lstm_far)
+assert source_weight > 3 * uniform_weight and source_is_max < 0.5, (source_weight, uniform_weight, source_is_max)
+assert max(c.position - c.distance for c in task.critical["test"]) <= task.spec.max_prefix + 1 == 7, "the source sits early"
+
+# %% [markdown]
 # ## 7. Explore
 #
 # Type a sentence (PTB style: lower case, numbers as `N`) or pick one, and choose a model. The heatmap shows
@@ -586,4 +663,5 @@ show_claims(claims);
 
 # %%
 record("02_attentive_lm", {**{f"{r['model']}_test_ppl": round(r["test"], 1) for r in rows},
-                           "baseline_test_ppl": round(baseline["bigram_test"], 1)})
+                           "baseline_test_ppl": round(baseline["bigram_test"], 1),
+                           **{f"recall_{label}_accuracy_d>20": round(mean_accuracy(far[label]), 3) for label in recall}})

@@ -462,6 +462,96 @@ if stored_attention:
 print("paper (German, Table 3): d 7-15, mean frequency 54 63 42 67 87 47 67 44 24")
 
 # %% [markdown]
+# ### Memory you can watch work: recall at a distance
+#
+# On PTB the memory is worth a few points of perplexity at best, and the analyses above have to squint to see
+# it. A task built so that only memory helps makes it plain. In the **key-value recall** task
+# (`mlm/data/tasks.py`) a line names a key with a value, then filler words and other pairs, then the same key
+# again; the word after it must be the value said $d$ steps before. Values are drawn at random, so nothing but
+# the earlier pair predicts this *critical* token: a model that cannot see the source is at chance, one in ten.
+#
+# The Memory Block holds the last $n = 15$ input words. When the key comes back, the source value is among them
+# if $d \le 15$ and has left the memory if $d > 15$; the LSTM under the block could still carry it in its
+# state. We train RM(+tM-g) and the plain LSTM at the same small size (64 units, one layer) on 20,000 lines with
+# $d$ drawn from 2 to 60 (presets `recall-rm` and `recall-lstm`, one seed, Adam, 15 epochs) and score the
+# critical tokens of 1,000 test lines by $d$. A bigram count model of the same lines marks chance from below.
+
+# %%
+from mlm.analysis.memory_block import memory_heatmap, probe_memory_sentence
+from mlm.data.tasks import critical_chance
+from mlm.long_range import count_scores, critical_scores, source_attention
+from mlm.plots import recall_by_distance
+from mlm.training import load_task
+
+recall_common = {"train.seed": seed, "train.device": device}
+recall_runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=recall_common),
+                                run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
+               for label, preset in (("LSTM", "recall-lstm"), ("RM(+tM-g)", "recall-rm"))}
+task = load_task(recall_runs["LSTM"].config)
+recall = {label: critical_scores(r.model, task, "test", r.config.data.protocol) for label, r in recall_runs.items()}
+recall["bigram counts"] = count_scores(task, n=2)
+chance = critical_chance(task.spec)[0]
+n_memory = recall_runs["RM(+tM-g)"].config.model.memory_size
+near = {label: [row for row in s.binned(1) if row[0] <= n_memory] for label, s in recall.items()}
+far = {label: [row for row in s.binned(1) if row[0] > n_memory + 5] for label, s in recall.items()}
+
+
+def mean_accuracy(rows):
+    return sum(acc * count for _, _, acc, _, count in rows) / sum(count for *_, count in rows)
+
+
+print(f"critical tokens: {recall['LSTM'].totals['count']} test lines; chance {chance:.2f}")
+print(f"{'model':<16}{'all d':>8}{f'd <= {n_memory}':>10}{f'd > {n_memory + 5}':>10}{'train s':>9}")
+for label, s in recall.items():
+    seconds = recall_runs[label].result.get("train_seconds") if label in recall_runs else None
+    print(f"{label:<16}{s.accuracy:>8.2f}{mean_accuracy(near[label]):>10.2f}{mean_accuracy(far[label]):>10.2f}"
+          f"{seconds or 0:>9.0f}")
+recall_by_distance(recall, chance, reach={"RM(+tM-g)": n_memory},
+                   title=f"Key-value recall: accuracy on the critical token by distance (one seed, {size})")
+plt.show()
+
+# %% [markdown]
+# **Where the memory looks.** For every test line whose source is still in memory ($d \le 15$), the weight
+# the block puts on the source word when the key comes back, against uniform attention over the words in
+# memory, and how often the source gets the largest weight of all slots.
+
+# %%
+found = source_attention(recall_runs["RM(+tM-g)"].model, task, "test")
+reachable = [f for f in found if f["reachable"]]
+print(f"{len(reachable)} critical tokens with the source in memory: mean weight on the source "
+      f"{sum(f['weight'] for f in reachable) / len(reachable):.2f} (uniform {sum(f['uniform'] for f in reachable) / len(reachable):.2f}); "
+      f"the source has the largest weight in {sum(f['is_max'] for f in reachable) / len(reachable):.0%} of them")
+example = next(c for c in task.critical["test"] if c.distance == 9)
+words = task.corpus.lines["test"][example.line][:example.position + 1]
+probe = probe_memory_sentence(recall_runs["RM(+tM-g)"].model, task.corpus.vocab, words)
+memory_heatmap(probe, title=f"RM(+tM-g) on one test line: the row that predicts {words[-1]!r} after the key "
+               f"{words[-2]!r} should weigh the earlier {words[-1]!r}, 9 steps back")
+plt.show()
+
+# %% [markdown]
+# **What this shows** (one seed each, 15 epochs, not converged: the validation perplexity was still falling).
+# While the source is in memory, the Memory Block recalls most values, more than the plain LSTM at the same
+# distances; once the source has left the memory, RM drops to chance, at exactly the block's reach, while the
+# LSTM recalls about equally well at every distance. The attention does what it was built for: when the key
+# comes back, the block puts about half its weight on the source word, several times the uniform share, and the
+# source gets the largest weight in most cases (in the example above, the row that predicts the value looks
+# straight at its earlier occurrence). Why does RM not fall back on its own LSTM beyond $d = 15$? For short
+# distances the memory is the easier path, and within this budget the LSTM under it does not learn to carry
+# the pair. In miniature this is the chapter's picture of the Memory Block: it reads the recent words directly;
+# it does not extend how far back the model can remember.
+
+# %%
+# The paragraph above describes these numbers; the assertions keep it true.
+rm_near, rm_far = mean_accuracy(near["RM(+tM-g)"]), mean_accuracy(far["RM(+tM-g)"])
+lstm_near, lstm_far = mean_accuracy(near["LSTM"]), mean_accuracy(far["LSTM"])
+assert rm_near > max(0.5, lstm_near) and rm_far < 2 * chance and lstm_far > 4 * chance, (rm_near, rm_far, lstm_near, lstm_far)
+assert abs(lstm_far - lstm_near) < 0.15, (lstm_near, lstm_far)
+source_weight = sum(f["weight"] for f in reachable) / len(reachable)
+assert source_weight > 3 * sum(f["uniform"] for f in reachable) / len(reachable) and 0.35 < source_weight < 0.65
+assert sum(f["is_max"] for f in reachable) > 0.5 * len(reachable)
+assert probe["attention"][example.position, example.position - 9 + 1] == probe["attention"][example.position].max()
+
+# %% [markdown]
 # ## 6. Sentence completion
 #
 # The MSR Sentence Completion Challenge (Zweig & Burges, 2012) takes 1,040 sentences from Sherlock Holmes
@@ -721,5 +811,7 @@ headline = record("04_recurrent_memory", {
     **{f"holmes_{label}_test_ppl": round(sum(v) / len(v), 1) for label, v in holmes_ppl.items()},
     **{f"{label}_completion_accuracy": round(sum(v) / len(v) / 100, 4) for label, v in accuracy.items()},
     **{f"{label}_completion_accuracy": round(r.accuracy, 4) for label, r in count_completion.items()},
+    **{f"recall_{label}_accuracy_d<={n_memory}": round(mean_accuracy(near[label]), 3) for label in recall},
+    **{f"recall_{label}_accuracy_d>{n_memory + 5}": round(mean_accuracy(far[label]), 3) for label in recall},
 })
 print(", ".join(f"{k} {v}" for k, v in headline.items()))

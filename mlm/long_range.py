@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from mlm.analysis.common import drop_zero_slot, run_sentence
 from mlm.data.batching import protocol_batches
 from mlm.data.tasks import TaskCorpus
 from mlm.evaluation import EvalResult, evaluation_pass
@@ -39,6 +40,19 @@ class CriticalScores:
     @property
     def loss(self) -> float:
         return self.totals["loss"]
+
+    def binned(self, width: int = 5) -> list[tuple[int, int, float, float, int]]:
+        """(first d, last d, accuracy, loss, count) over bins of ``width`` distances (2-6, 7-11, ...),
+        each bin's accuracy and loss weighted by the count of each d in it."""
+        bins: dict[int, list[float]] = {}
+        first = min(self.by_distance, default=0)
+        for d, (accuracy, loss, count) in sorted(self.by_distance.items()):
+            sums = bins.setdefault((d - first) // width, [0.0, 0.0, 0])
+            sums[0] += accuracy * count
+            sums[1] += loss * count
+            sums[2] += count
+        return [(first + b * width, first + b * width + width - 1, a / n, l / n, n)
+                for b, (a, l, n) in sorted(bins.items())]
 
 
 def _summarise(distances: torch.Tensor, correct: torch.Tensor, nll: torch.Tensor) -> tuple[dict, dict]:
@@ -126,3 +140,41 @@ def count_scores(task: TaskCorpus, n: int = 2, split: str = "test", alpha: float
         losses.append(-math.log(float(probs[words[i]])))
     by_d, totals = _summarise(torch.tensor(distances), torch.tensor(hits), torch.tensor(losses))
     return CriticalScores(by_d, None, totals)
+
+
+@torch.no_grad()
+def source_attention(model, task: TaskCorpus, split: str = "test", limit: int | None = None, device=None) -> list[dict]:
+    """Where a head looks when it must recall a value: one dict per critical token of ``split`` (the first ``limit``).
+
+    Each holds ``d``; ``reachable``, whether the head can see the source at all; ``weight``, the
+    weight on it (0 when it cannot); ``uniform``, the weight of uniform attention over the slots
+    present at that step; ``is_max``, whether the source holds the largest weight. The line is read
+    as one sentence, ``<bos> line``: the row that predicts word p reads the inputs up to p, and the
+    source, word p - d, is input p - d + 1. Two layouts of the weights:
+
+    * a memory of the last n input words (Tran's RM and RMR, ``(time, n)``): slot j holds input
+      p - n + 1 + j, so the source sits in slot n - d while d <= n;
+    * attention over the outputs at every earlier input of the sentence (Salton's Attentive LM,
+      ``(time, time)`` once the official code's zero slot is dropped): slot i is input i, so the
+      source is slot p - d + 1, always reachable.
+    """
+    from mlm.models.attentive import AttentiveHead
+    from mlm.models.recurrent_memory import RecurrentMemoryHead
+
+    if not isinstance(model.head, (AttentiveHead, RecurrentMemoryHead)):
+        raise TypeError(f"source_attention reads an Attentive or Recurrent Memory head, not {type(model.head).__name__}")
+    vocab, lines = task.corpus.vocab, task.corpus.lines[split]
+    found = []
+    for c in task.critical[split][:limit]:
+        run = run_sentence(model, vocab, lines[c.line], device)
+        if isinstance(model.head, AttentiveHead):
+            weights = drop_zero_slot(run.attention)[c.position, :c.position]  # (p,): inputs 0 .. p-1
+            slot, present = c.position - c.distance + 1, c.position
+        else:
+            weights = run.attention[c.position]  # (n,): inputs p-n+1 .. p
+            slot, present = weights.numel() - c.distance, min(weights.numel(), c.position + 1)
+        reachable = slot >= 0
+        found.append({"d": c.distance, "reachable": reachable,
+                      "weight": float(weights[slot]) if reachable else 0.0, "uniform": 1 / present,
+                      "is_max": reachable and int(weights.argmax()) == slot})
+    return found

@@ -84,3 +84,29 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     if relative:
         bar.set_label("log2(weight / uniform)")
     return ax
+
+
+def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, width: int = 5, ax=None,
+                       title: str = ""):
+    """Accuracy on the critical tokens of the recall task against the distance d, one line per model.
+
+    ``scores`` maps a label to a :class:`mlm.long_range.CriticalScores`; each point is a bin of
+    ``width`` distances. ``chance`` draws the accuracy of a model that cannot see the source, and
+    ``reach`` ({label: d}) marks how far back a head can read (a window, a memory of n words).
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.8))
+    for i, (label, s) in enumerate(scores.items()):
+        rows = s.binned(width)
+        ax.plot([(lo + hi) / 2 for lo, hi, *_ in rows], [acc for _, _, acc, _, _ in rows], "-o", ms=3,
+                color=f"C{i}", label=label)
+        if reach and label in reach:
+            ax.axvline(reach[label] + 0.5, color=f"C{i}", lw=1, ls=":", label=f"{label}: reach d = {reach[label]}")
+    ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
+    ax.set_xlabel(f"distance d from the source to the critical token (bins of {width})")
+    ax.set_ylabel("accuracy on the critical token")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

@@ -140,6 +140,53 @@ def test_a_trained_lstm_beats_chance_at_short_distance():
     assert set(scores.by_distance) == {2, 3, 4}
 
 
+def test_binned_scores_weight_each_distance_by_its_count():
+    from mlm.long_range import CriticalScores
+    scores = CriticalScores({2: (1.0, 0.0, 3), 3: (0.0, 2.0, 1), 7: (0.5, 1.0, 2)})
+    assert scores.binned(5) == [(2, 6, 0.75, 0.5, 4), (7, 11, 0.5, 1.0, 2)]
+    assert [row[:2] for row in scores.binned(1)] == [(2, 2), (3, 3), (7, 7)]
+
+
+def test_source_attention_reads_the_slot_that_holds_the_source(task):
+    """The weight source_attention reports is the one probe_memory_sentence puts on the source word."""
+    from mlm.analysis.memory_block import probe_memory_sentence
+    from mlm.long_range import source_attention
+    torch.manual_seed(0)
+    cfg = mlm.get_preset("recall-rm", overrides={"model.memory_size": 6, "model.hidden_size": 8, "model.embed_size": 8})
+    model = build_model(cfg, len(task.corpus.vocab))
+    found = source_attention(model, task, "test", limit=40)
+    assert len(found) == 40 and {f["reachable"] for f in found} == {True, False}
+    for c, f in zip(task.critical["test"], found):
+        line = task.corpus.lines["test"][c.line]
+        attention = probe_memory_sentence(model, task.corpus.vocab, line)["attention"]  # (targets, inputs)
+        source = c.position - c.distance + 1  # input index of the source word (after <bos>)
+        assert f["reachable"] == (c.distance <= 6)
+        assert f["weight"] == pytest.approx(float(attention[c.position, source]) if f["reachable"] else 0.0)
+        assert f["is_max"] == (f["reachable"] and float(attention[c.position].max()) == float(attention[c.position, source]))
+        assert f["uniform"] == pytest.approx(1 / int((attention[c.position] > 0).sum()))
+
+
+def test_source_attention_of_the_attentive_lm_reads_the_output_at_the_source(task):
+    """For Salton's head the source is the output at the source word's input: probe_sentence's column p - d + 1."""
+    from mlm.analysis.history import probe_sentence
+    from mlm.long_range import source_attention
+    torch.manual_seed(0)
+    for zero_slot in (False, True):
+        cfg = mlm.get_preset("recall-attentive", overrides={"model.hidden_size": 8, "model.embed_size": 8,
+                                                              "model.attention_zero_slot": zero_slot})
+        model = build_model(cfg, len(task.corpus.vocab))
+        found = source_attention(model, task, "test", limit=20)
+        assert all(f["reachable"] for f in found)
+        for c, f in zip(task.critical["test"], found):
+            attention = probe_sentence(model, task.corpus.vocab, task.corpus.lines["test"][c.line])["attention"]
+            row = attention[c.position]
+            assert f["weight"] == pytest.approx(float(row[c.position - c.distance + 1]))
+            assert f["uniform"] == pytest.approx(1 / int((row > 0).sum()))
+            assert f["is_max"] == (float(row.max()) == f["weight"])
+    with pytest.raises(TypeError, match="Attentive or Recurrent Memory"):
+        source_attention(build_model(mlm.get_preset("recall-lstm"), len(task.corpus.vocab)), task)
+
+
 def test_the_recall_corpus_is_wired_into_the_configs():
     cfg = mlm.get_preset("recall-lstm", overrides={"data.task_max_distance": 9, "data.task_examples": 500})
     corpus = load_data(cfg)
