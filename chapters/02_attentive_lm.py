@@ -491,30 +491,15 @@ for label, s in stats.items():
 # sentence) and score the critical tokens of 1,000 test lines by $d$.
 
 # %%
-from mlm.data.tasks import critical_chance
-from mlm.long_range import count_scores, critical_scores, source_attention
+from mlm.long_range import recall_comparison, source_attention
 from mlm.plots import recall_by_distance
-from mlm.training import load_task
 
-recall_common = {"train.seed": seed, "train.device": device}
-recall_runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=recall_common),
-                                run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
-               for label, preset in (("LSTM", "recall-lstm"), ("Attentive (single)", "recall-attentive"))}
-task = load_task(recall_runs["LSTM"].config)
-recall = {label: critical_scores(r.model, task, "test", r.config.data.protocol) for label, r in recall_runs.items()}
-recall["bigram counts"] = count_scores(task, n=2)
-chance = critical_chance(task.spec)[0]
-far = {label: [row for row in s.binned(1) if row[0] > 20] for label, s in recall.items()}
-
-
-def mean_accuracy(rows):
-    return sum(acc * count for _, _, acc, _, count in rows) / sum(count for *_, count in rows)
-
-
+comparison = recall_comparison({"LSTM": "recall-lstm", "Attentive (single)": "recall-attentive"}, size, runs_dir, seed, device)
+recall_runs, task, recall, chance = comparison.runs, comparison.task, comparison.scores, comparison.chance
 print(f"{'model':<20}{'all d':>8}{'d > 20':>8}{'train s':>9}     (chance {chance:.2f}, one seed)")
 for label, s in recall.items():
     seconds = recall_runs[label].result.get("train_seconds") if label in recall_runs else 0
-    print(f"{label:<20}{s.accuracy:>8.2f}{mean_accuracy(far[label]):>8.2f}{seconds:>9.0f}")
+    print(f"{label:<20}{s.accuracy:>8.2f}{s.accuracy_within(21):>8.2f}{seconds:>9.0f}")
 recall_by_distance(recall, chance, title=f"Key-value recall: accuracy on the critical token by distance (one seed, {size})")
 plt.show()
 
@@ -550,7 +535,7 @@ plt.show()
 
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
-attentive_far, lstm_far = mean_accuracy(far["Attentive (single)"]), mean_accuracy(far["LSTM"])
+attentive_far, lstm_far = recall["Attentive (single)"].accuracy_within(21), recall["LSTM"].accuracy_within(21)
 assert attentive_far > max(0.8, lstm_far) and lstm_far > 4 * chance, (attentive_far, lstm_far)
 assert source_weight > 3 * uniform_weight and source_is_max < 0.5, (source_weight, uniform_weight, source_is_max)
 assert max(c.position - c.distance for c in task.critical["test"]) <= task.spec.max_prefix + 1 == 7, "the source sits early"
@@ -664,4 +649,4 @@ show_claims(claims);
 # %%
 record("02_attentive_lm", {**{f"{r['model']}_test_ppl": round(r["test"], 1) for r in rows},
                            "baseline_test_ppl": round(baseline["bigram_test"], 1),
-                           **{f"recall_{label}_accuracy_d>20": round(mean_accuracy(far[label]), 3) for label in recall}})
+                           **{f"recall_{label}_accuracy_d>20": round(s.accuracy_within(21), 3) for label, s in recall.items()}})

@@ -517,43 +517,20 @@ for (label, prof), row in zip(profiles.items(), truncated.values()):
 # and then evaluate the window model again with its window cut to the most recent slot, and switched off.
 
 # %%
-from mlm.data.tasks import critical_chance
-from mlm.long_range import count_scores, critical_scores
+from mlm.long_range import recall_comparison, run_critical_scores
 from mlm.plots import recall_by_distance
-from mlm.training import load_task
 
-recall_common = {"train.seed": seed, "train.device": device}
-recall_runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=recall_common),
-                                run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
-               for label, preset in (("LSTM", "recall-lstm"), ("Attention L=5", "recall-window"))}
-task = load_task(recall_runs["LSTM"].config)
-
-
-def recall_scores(run, model=None):
-    data = run.config.data
-    return critical_scores(model or run.model, task, "test", data.protocol, batch_size=data.eval_batch_size, bptt=data.bptt)
-
-
-recall = {label: recall_scores(r) for label, r in recall_runs.items()}
-window_run = recall_runs["Attention L=5"]
+comparison = recall_comparison({"LSTM": "recall-lstm", "Attention L=5": "recall-window"}, size, runs_dir, seed, device)
+recall, chance = comparison.scores, comparison.chance
+window_run = comparison.runs["Attention L=5"]
 for slots, label in ((1, "Attention L=5, most recent slot only"), (0, "Attention L=5, window switched off")):
     window_run.model.head.eval_window = slots
-    recall[label] = recall_scores(window_run)
+    recall[label] = run_critical_scores(window_run, comparison.task)
 window_run.model.head.eval_window = None
-recall["bigram counts"] = count_scores(task, n=2)
-chance = critical_chance(task.spec)[0]
 reach = window_run.config.model.window_size + 1
-near = {label: [row for row in s.binned(1) if row[0] <= reach] for label, s in recall.items()}
-far = {label: [row for row in s.binned(1) if row[0] > reach + 5] for label, s in recall.items()}
-
-
-def mean_accuracy(rows):
-    return sum(acc * count for _, _, acc, _, count in rows) / sum(count for *_, count in rows)
-
-
 print(f"{'model':<38}{'all d':>7}{f'd <= {reach}':>8}{f'd > {reach + 5}':>8}     (chance {chance:.2f}, one seed)")
 for label, s in recall.items():
-    print(f"{label:<38}{s.accuracy:>7.2f}{mean_accuracy(near[label]):>8.2f}{mean_accuracy(far[label]):>8.2f}")
+    print(f"{label:<38}{s.accuracy:>7.2f}{s.accuracy_within(0, reach):>8.2f}{s.accuracy_within(reach + 6):>8.2f}")
 recall_by_distance({label: recall[label] for label in ("LSTM", "Attention L=5", "bigram counts")}, chance,
                    reach={"Attention L=5": reach},
                    title=f"Key-value recall: accuracy on the critical token by distance (one seed, {size})")
@@ -570,8 +547,8 @@ plt.show()
 
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
-window_near, window_far = mean_accuracy(near["Attention L=5"]), mean_accuracy(far["Attention L=5"])
-assert window_far > max(4 * chance, window_near - 0.1) and abs(window_far - mean_accuracy(far["LSTM"])) < 0.1
+window_near, window_far = recall["Attention L=5"].accuracy_within(0, reach), recall["Attention L=5"].accuracy_within(reach + 6)
+assert window_far > max(4 * chance, window_near - 0.1) and abs(window_far - recall["LSTM"].accuracy_within(reach + 6)) < 0.1
 assert abs(recall["Attention L=5, most recent slot only"].accuracy - recall["Attention L=5"].accuracy) < 0.03
 assert recall["Attention L=5, window switched off"].accuracy < recall["Attention L=5"].accuracy - 0.1
 

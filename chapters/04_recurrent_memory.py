@@ -478,33 +478,17 @@ print("paper (German, Table 3): d 7-15, mean frequency 54 63 42 67 87 47 67 44 2
 
 # %%
 from mlm.analysis.memory_block import memory_heatmap, probe_memory_sentence
-from mlm.data.tasks import critical_chance
-from mlm.long_range import count_scores, critical_scores, source_attention
+from mlm.long_range import recall_comparison, source_attention
 from mlm.plots import recall_by_distance
-from mlm.training import load_task
 
-recall_common = {"train.seed": seed, "train.device": device}
-recall_runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=recall_common),
-                                run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
-               for label, preset in (("LSTM", "recall-lstm"), ("RM(+tM-g)", "recall-rm"))}
-task = load_task(recall_runs["LSTM"].config)
-recall = {label: critical_scores(r.model, task, "test", r.config.data.protocol) for label, r in recall_runs.items()}
-recall["bigram counts"] = count_scores(task, n=2)
-chance = critical_chance(task.spec)[0]
+comparison = recall_comparison({"LSTM": "recall-lstm", "RM(+tM-g)": "recall-rm"}, size, runs_dir, seed, device)
+recall_runs, task, recall, chance = comparison.runs, comparison.task, comparison.scores, comparison.chance
 n_memory = recall_runs["RM(+tM-g)"].config.model.memory_size
-near = {label: [row for row in s.binned(1) if row[0] <= n_memory] for label, s in recall.items()}
-far = {label: [row for row in s.binned(1) if row[0] > n_memory + 5] for label, s in recall.items()}
-
-
-def mean_accuracy(rows):
-    return sum(acc * count for _, _, acc, _, count in rows) / sum(count for *_, count in rows)
-
-
 print(f"critical tokens: {recall['LSTM'].totals['count']} test lines; chance {chance:.2f}")
 print(f"{'model':<16}{'all d':>8}{f'd <= {n_memory}':>10}{f'd > {n_memory + 5}':>10}{'train s':>9}")
 for label, s in recall.items():
     seconds = recall_runs[label].result.get("train_seconds") if label in recall_runs else None
-    print(f"{label:<16}{s.accuracy:>8.2f}{mean_accuracy(near[label]):>10.2f}{mean_accuracy(far[label]):>10.2f}"
+    print(f"{label:<16}{s.accuracy:>8.2f}{s.accuracy_within(0, n_memory):>10.2f}{s.accuracy_within(n_memory + 6):>10.2f}"
           f"{seconds or 0:>9.0f}")
 recall_by_distance(recall, chance, reach={"RM(+tM-g)": n_memory},
                    title=f"Key-value recall: accuracy on the critical token by distance (one seed, {size})")
@@ -542,8 +526,8 @@ plt.show()
 
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
-rm_near, rm_far = mean_accuracy(near["RM(+tM-g)"]), mean_accuracy(far["RM(+tM-g)"])
-lstm_near, lstm_far = mean_accuracy(near["LSTM"]), mean_accuracy(far["LSTM"])
+rm_near, rm_far = recall["RM(+tM-g)"].accuracy_within(0, n_memory), recall["RM(+tM-g)"].accuracy_within(n_memory + 6)
+lstm_near, lstm_far = recall["LSTM"].accuracy_within(0, n_memory), recall["LSTM"].accuracy_within(n_memory + 6)
 assert rm_near > max(0.5, lstm_near) and rm_far < 2 * chance and lstm_far > 4 * chance, (rm_near, rm_far, lstm_near, lstm_far)
 assert abs(lstm_far - lstm_near) < 0.15, (lstm_near, lstm_far)
 source_weight = sum(f["weight"] for f in reachable) / len(reachable)
@@ -811,7 +795,7 @@ headline = record("04_recurrent_memory", {
     **{f"holmes_{label}_test_ppl": round(sum(v) / len(v), 1) for label, v in holmes_ppl.items()},
     **{f"{label}_completion_accuracy": round(sum(v) / len(v) / 100, 4) for label, v in accuracy.items()},
     **{f"{label}_completion_accuracy": round(r.accuracy, 4) for label, r in count_completion.items()},
-    **{f"recall_{label}_accuracy_d<={n_memory}": round(mean_accuracy(near[label]), 3) for label in recall},
-    **{f"recall_{label}_accuracy_d>{n_memory + 5}": round(mean_accuracy(far[label]), 3) for label in recall},
+    **{f"recall_{label}_accuracy_d<={n_memory}": round(s.accuracy_within(0, n_memory), 3) for label, s in recall.items()},
+    **{f"recall_{label}_accuracy_d>{n_memory + 5}": round(s.accuracy_within(n_memory + 6), 3) for label, s in recall.items()},
 })
 print(", ".join(f"{k} {v}" for k, v in headline.items()))

@@ -41,6 +41,13 @@ class CriticalScores:
     def loss(self) -> float:
         return self.totals["loss"]
 
+    def accuracy_within(self, low: int = 0, high: int | None = None) -> float:
+        """Accuracy over the critical tokens with ``low <= d <= high`` (each d weighted by its count)."""
+        rows = [(acc, n) for d, (acc, _, n) in self.by_distance.items() if d >= low and (high is None or d <= high)]
+        if not rows:
+            raise ValueError(f"no critical token with {low} <= d <= {high}")
+        return sum(acc * n for acc, n in rows) / sum(n for _, n in rows)
+
     def binned(self, width: int = 5) -> list[tuple[int, int, float, float, int]]:
         """(first d, last d, accuracy, loss, count) over bins of ``width`` distances (2-6, 7-11, ...),
         each bin's accuracy and loss weighted by the count of each d in it."""
@@ -178,3 +185,41 @@ def source_attention(model, task: TaskCorpus, split: str = "test", limit: int | 
                       "weight": float(weights[slot]) if reachable else 0.0, "uniform": 1 / present,
                       "is_max": reachable and int(weights.argmax()) == slot})
     return found
+
+
+def run_critical_scores(run, task: TaskCorpus, split: str = "test", model=None) -> CriticalScores:
+    """:func:`critical_scores` of a trained run (``mlm.train``'s result) under its own protocol, evaluation
+    batch size and BPTT length; ``model`` replaces the run's model (e.g. the same model with a probe set)."""
+    data = run.config.data
+    return critical_scores(model if model is not None else run.model, task, split, data.protocol,
+                           batch_size=data.eval_batch_size, bptt=data.bptt)
+
+
+@dataclass
+class RecallComparison:
+    """Models trained on the same recall task, scored on its critical tokens beside a bigram count model."""
+
+    runs: dict  # label -> the trained run (``mlm.train``'s result)
+    task: TaskCorpus
+    scores: dict[str, CriticalScores]  # label -> scores on the test split, then "bigram counts"
+    chance: float  # accuracy of a model that cannot see the source
+
+
+def recall_comparison(presets: dict[str, str], size: str = "reduced", runs_dir="runs", seed: int = 0,
+                      device: str = "auto") -> RecallComparison:
+    """Train (or load, when finished) each recall preset ({label: preset}) in ``runs_dir/<preset>-seed<seed>``
+    and score it; the presets must generate the same task (the first one's task is scored)."""
+    from pathlib import Path
+
+    import mlm  # the registered presets and the training loop
+    from mlm.data.tasks import critical_chance
+    from mlm.training import load_task
+
+    overrides = {"train.seed": seed, "train.device": device}
+    runs = {label: mlm.train(mlm.get_preset(preset, size, overrides=overrides),
+                             run_dir=Path(runs_dir) / f"{preset}-seed{seed}")
+            for label, preset in presets.items()}
+    task = load_task(next(iter(runs.values())).config)
+    scores = {label: run_critical_scores(run, task) for label, run in runs.items()}
+    scores["bigram counts"] = count_scores(task, n=2)
+    return RecallComparison(runs, task, scores, critical_chance(task.spec)[0])

@@ -145,6 +145,9 @@ def test_binned_scores_weight_each_distance_by_its_count():
     scores = CriticalScores({2: (1.0, 0.0, 3), 3: (0.0, 2.0, 1), 7: (0.5, 1.0, 2)})
     assert scores.binned(5) == [(2, 6, 0.75, 0.5, 4), (7, 11, 0.5, 1.0, 2)]
     assert [row[:2] for row in scores.binned(1)] == [(2, 2), (3, 3), (7, 7)]
+    assert scores.accuracy_within(0, 3) == 0.75 and scores.accuracy_within(3) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="no critical token"):
+        scores.accuracy_within(8, 20)
 
 
 def test_source_attention_reads_the_slot_that_holds_the_source(task):
