@@ -523,10 +523,12 @@ plt.show()
 
 # %% [markdown]
 # **What this shows** (one seed each, not converged). The attentive model recalls the value at every distance,
-# far above chance and, in this seed, above the plain LSTM, which carries the pair in its state less reliably: the sentence
-# memory does reach back as far as the line goes. *How* it reaches is less tidy than a pointer. The head puts
-# several times the uniform weight on the source, yet the source is the largest weight in fewer than half of
-# the cases, and the example shows why: every row weighs the same few early columns, the value and the words
+# far above chance: the sentence memory does reach back as far as the line goes. The plain LSTM also recalls far
+# above chance, by how much varies a lot from run to run at this budget (it learns the task abruptly, after
+# epochs at chance; the same seed on one or two CPU threads gave noticeably different accuracies), so one seed
+# does not rank the two. *How* the head reaches is less tidy than a pointer. It puts several times the uniform
+# weight on the source, yet the source is the largest weight in only about half of the cases or fewer, and the
+# example shows why: every row weighs the same few early columns, the value and the words
 # just after it, whatever it is predicting. In this task the first pair always sits within the first eight
 # words of a line (`RecallSpec.max_prefix`), so "look near the start of the line" is enough, and the LSTM's
 # outputs there still hold the pair. The head learned where the answer usually is rather than how to find it
@@ -536,8 +538,8 @@ plt.show()
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
 attentive_far, lstm_far = recall["Attentive (single)"].accuracy_within(21), recall["LSTM"].accuracy_within(21)
-assert attentive_far > max(0.8, lstm_far) and lstm_far > 4 * chance, (attentive_far, lstm_far)
-assert source_weight > 3 * uniform_weight and source_is_max < 0.5, (source_weight, uniform_weight, source_is_max)
+assert attentive_far > 0.8 and lstm_far > 4 * chance, (attentive_far, lstm_far)
+assert source_weight > 3 * uniform_weight and source_is_max < 0.6, (source_weight, uniform_weight, source_is_max)
 assert max(c.position - c.distance for c in task.critical["test"]) <= task.spec.max_prefix + 1 == 7, "the source sits early"
 
 # %% [markdown]

@@ -538,8 +538,10 @@ plt.show()
 
 # %% [markdown]
 # **What this shows** (one seed each, not converged). The window does not bound the memory: the attention model
-# recalls about as often beyond its window as inside it, and about as often as the plain LSTM, because the
-# LSTM under the head carries the pair in its state and the window reads that state. Cut to its most recent
+# recalls about as often beyond its window as inside it, far above chance, because the LSTM under the head
+# carries the pair in its state and the window reads that state. (The plain LSTM recalls far above chance too;
+# how far varies a lot from run to run at this budget, as it learns the task abruptly, so one seed does not
+# rank the two.) Cut to its most recent
 # slot at test time, the window model recalls just as well: the older slots add nothing here, the short span
 # of sections 5 and 6 again. Switched off, it loses much of its recall, since its output layer was trained to
 # read that slot. For this task, as in the paper's conclusion, the attention reads the recent past and the
@@ -548,7 +550,7 @@ plt.show()
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
 window_near, window_far = recall["Attention L=5"].accuracy_within(0, reach), recall["Attention L=5"].accuracy_within(reach + 6)
-assert window_far > max(4 * chance, window_near - 0.1) and abs(window_far - recall["LSTM"].accuracy_within(reach + 6)) < 0.1
+assert window_far > max(4 * chance, window_near - 0.1) and recall["LSTM"].accuracy_within(reach + 6) > 4 * chance
 assert abs(recall["Attention L=5, most recent slot only"].accuracy - recall["Attention L=5"].accuracy) < 0.03
 assert recall["Attention L=5, window switched off"].accuracy < recall["Attention L=5"].accuracy - 0.1
 

@@ -514,9 +514,11 @@ plt.show()
 
 # %% [markdown]
 # **What this shows** (one seed each, 15 epochs, not converged: the validation perplexity was still falling).
-# While the source is in memory, the Memory Block recalls most values, more than the plain LSTM at the same
-# distances; once the source has left the memory, RM drops to chance, at exactly the block's reach, while the
-# LSTM recalls about equally well at every distance. The attention does what it was built for: when the key
+# While the source is in memory, the Memory Block recalls most values; once the source has left the memory,
+# RM drops to chance, at exactly the block's reach, while the plain LSTM keeps recalling far above chance at
+# every distance. (How well the LSTM does varies a lot from run to run at this budget: it learns the task
+# abruptly, after epochs at chance; the same seed on one or two CPU threads gave noticeably different
+# accuracies. So one seed does not rank RM and the LSTM where both can reach the source.) The attention does what it was built for: when the key
 # comes back, the block puts about half its weight on the source word, several times the uniform share, and the
 # source gets the largest weight in most cases (in the example above, the row that predicts the value looks
 # straight at its earlier occurrence). Why does RM not fall back on its own LSTM beyond $d = 15$? For short
@@ -527,9 +529,8 @@ plt.show()
 # %%
 # The paragraph above describes these numbers; the assertions keep it true.
 rm_near, rm_far = recall["RM(+tM-g)"].accuracy_within(0, n_memory), recall["RM(+tM-g)"].accuracy_within(n_memory + 6)
-lstm_near, lstm_far = recall["LSTM"].accuracy_within(0, n_memory), recall["LSTM"].accuracy_within(n_memory + 6)
-assert rm_near > max(0.5, lstm_near) and rm_far < 2 * chance and lstm_far > 4 * chance, (rm_near, rm_far, lstm_near, lstm_far)
-assert abs(lstm_far - lstm_near) < 0.15, (lstm_near, lstm_far)
+lstm_far = recall["LSTM"].accuracy_within(n_memory + 6)
+assert rm_near > 0.5 and rm_far < 2 * chance and lstm_far > max(4 * chance, rm_far + 0.3), (rm_near, rm_far, lstm_far)
 source_weight = sum(f["weight"] for f in reachable) / len(reachable)
 assert source_weight > 3 * sum(f["uniform"] for f in reachable) / len(reachable) and 0.35 < source_weight < 0.65
 assert sum(f["is_max"] for f in reachable) > 0.5 * len(reachable)
