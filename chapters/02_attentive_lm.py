@@ -274,17 +274,17 @@ def first_updates_trace(preset, head_lr_scale, updates=150, every=10):
     return trace
 
 
-counts = count_baseline(runs["LSTM"].config, ptb)
+baseline = count_baseline(runs["LSTM"].config, ptb)  # the bigram of the same 80k training tokens
 traces = {"LSTM": first_updates_trace("salton2017-ptb-lstm", 1.0),
           "single, one learning rate (paper)": first_updates_trace("salton2017-ptb-single", 1.0),
           "single, head at 0.1x": first_updates_trace("salton2017-ptb-single", 0.1)}
-fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
 for label, trace in traces.items():
     axes[0].semilogy(trace["ppl"], label=label, lw=1)
     axes[1].semilogy(trace["total_grad"], label=label, lw=1)
     axes[2].plot(trace["step"], trace["mean_share"], "-o", ms=3, label=label)
-axes[0].axhline(counts["unigram_valid"], color="k", ls="--", lw=1, label="unigram counts (valid)")
-axes[0].axhline(counts["bigram_valid"], color="k", ls=":", lw=1, label="bigram counts (valid)")
+axes[0].axhline(baseline["unigram_valid"], color="k", ls="--", lw=1, label="unigram counts (valid)")
+axes[0].axhline(baseline["bigram_valid"], color="k", ls=":", lw=1, label="bigram counts (valid)")
 axes[1].axhline(5, color="k", ls=":", lw=1, label="clipping threshold")
 axes[0].set_title("training perplexity of each batch")
 axes[1].set_title("gradient norm before clipping")
@@ -335,7 +335,6 @@ assert max(max(trace["saturated"]) for trace in traces.values()) < 0.01
 
 # %%
 rows = []
-baseline = count_baseline(runs["LSTM"].config, ptb)  # the bigram of the same 80k training tokens
 whole = count_baseline(mlm.get_preset("salton2017-ptb-lstm", "full", overrides=common), ptb)
 for label, run in runs.items():
     cut = mlm.evaluate(run.model, build_batches(apply_overrides(run.config, {"data.eval_max_len": 35}), run.corpus, "test"))
@@ -432,7 +431,7 @@ else:
 
 # %%
 test_sentences = [ptb.lines["test"][i] for i in (12, 40)]
-fig, axes = plt.subplots(2, 2, figsize=(14, 11))
+fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
 for row, words in enumerate(test_sentences):
     for col, label in enumerate(("single", "combined")):
         probe = probe_sentence(runs[label].model, ptb.vocab, words[:20])

@@ -31,8 +31,8 @@ the missing slots are masked (weight 0), never padded. Which row of T a word get
   second temporal table T_C is added on the value side as well: s_t = sum_i p_i (C_i + T_C,i).
 
 Everything is computed for all time steps at once: every position's memory embeddings are looked
-up once and each of the n slots reads them as one shifted slice, the missing and padded slots are
-one boolean mask. :meth:`RecurrentMemoryHead.reference`
+up once, the n scores of every step are a band of one matrix product, and the missing and padded
+slots are one boolean mask. :meth:`RecurrentMemoryHead.reference`
 is the slow step-by-step version the tests compare against.
 """
 
