@@ -38,7 +38,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exercises.checks import ex00, ex01, ex02, ex03, ex04, ex05
+from exercises.checks import ex00, ex01, ex02, ex03, ex04, ex05, ex06
 from exercises.checks.common import Check
 from exercises.rules import StaticCheck, parse, violations
 
@@ -74,6 +74,7 @@ REGISTRY: dict[str, Assignment] = {
     "04": _assignment("The Recurrent Memory Network: memory window, temporal rows, attention, gating",
                       "ex04_memory_block.py", ex04),
     "05": _assignment("Kneser-Ney noising and variational smoothing", "ex05_noising_proposals.py", ex05),
+    "06": _assignment("Measuring memory: accuracy by distance and the history cut", "ex06_measuring_memory.py", ex06),
 }
 
 

@@ -223,3 +223,49 @@ def recall_comparison(presets: dict[str, str], size: str = "reduced", runs_dir="
     scores = {label: run_critical_scores(run, task) for label, run in runs.items()}
     scores["bigram counts"] = count_scores(task, n=2)
     return RecallComparison(runs, task, scores, critical_chance(task.spec)[0])
+
+
+@dataclass
+class StoredRecall:
+    """One family's stored recall runs (``python -m mlm reproduce recall``): one entry per seed."""
+
+    preset: str
+    seeds: list[int]
+    scores: list[CriticalScores]  # the model's critical-token scores on the test split
+    results: list[dict]  # result.json: parameters, train_seconds, train_tokens_per_second, threads, ...
+    extras: list[dict]  # the rest of critical.json: chance, bigram_totals, source_attention
+
+    def within(self, low: int = 0, high: int | None = None) -> list[float]:
+        """Accuracy with ``low <= d <= high``, one value per seed."""
+        return [s.accuracy_within(low, high) for s in self.scores]
+
+
+def load_stored_recall(families: dict[str, str], results_dir="results") -> dict[str, StoredRecall]:
+    """The stored recall runs of ``families`` ({label: preset}, e.g. from :data:`mlm.manifests.recall.FAMILIES`),
+    read from ``results_dir/recall/<preset without "recall-">/seed<k>/``, every seed found.
+
+    Raises ``FileNotFoundError`` naming the command that produces what is missing."""
+    import json
+    from pathlib import Path
+
+    stored, missing = {}, []
+    for label, preset in families.items():
+        entry = StoredRecall(preset, [], [], [], [])
+        folder = Path(results_dir) / "recall" / preset.removeprefix("recall-")
+        for run in sorted(folder.glob("seed*"), key=lambda p: int(p.name.removeprefix("seed"))):
+            if not (run / "critical.json").is_file() or not (run / "result.json").is_file():
+                continue
+            critical = json.loads((run / "critical.json").read_text())
+            by_d = {int(d): (v["accuracy"], v["loss"], v["count"]) for d, v in critical.pop("by_distance").items()}
+            entry.seeds.append(int(run.name.removeprefix("seed")))
+            entry.scores.append(CriticalScores(by_d, None, critical.pop("totals")))
+            entry.results.append(json.loads((run / "result.json").read_text()))
+            entry.extras.append(critical)
+        if not entry.seeds:
+            missing.append(str(folder))
+        stored[label] = entry
+    if missing:
+        raise FileNotFoundError(f"no stored recall run in {', '.join(missing)}; produce them with "
+                                "`python -m mlm reproduce recall --jobs 2` from the repository root "
+                                "(about an hour on one CPU thread for the 30 runs)")
+    return stored

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import torch
 
 
 def learning_curves(histories: dict[str, list[dict]], title: str = "", ax=None):
@@ -102,11 +103,34 @@ def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, w
                 color=f"C{i}", label=label)
         if reach and label in reach:
             ax.axvline(reach[label] + 0.5, color=f"C{i}", lw=1, ls=":", label=f"{label}: reach d = {reach[label]}")
+    return _recall_axes(ax, chance, width, title)
+
+
+def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=None, title: str = "",
+                              styles: dict | None = None):
+    """Accuracy on the critical token against d for every family, the mean over seeds as a line and the
+    lowest and highest seed as a band; ``stored`` maps a label to :class:`mlm.long_range.StoredRecall`.
+    ``styles`` ({label: matplotlib line style}) tells families apart beyond their colour."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 5))
+    for i, (label, entry) in enumerate(stored.items()):
+        binned = [s.binned(width) for s in entry.scores]  # per seed: (lo, hi, acc, loss, n) per bin
+        centres = [(lo + hi) / 2 for lo, hi, *_ in binned[0]]
+        accs = torch.tensor([[acc for _, _, acc, _, _ in rows] for rows in binned])  # (seeds, bins)
+        color = plt.cm.tab10(i % 10)
+        ax.plot(centres, accs.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
+                label=f"{label} ({len(entry.seeds)} seeds)")
+        ax.fill_between(centres, accs.min(0).values, accs.max(0).values, color=color, alpha=0.08, lw=0)
+    return _recall_axes(ax, chance, width, title, legend_outside=True)
+
+
+def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool = False):
+    """The chance line, labels, limits and legend shared by the recall plots."""
     ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
     ax.set_xlabel(f"distance d from the source to the critical token (bins of {width})")
     ax.set_ylabel("accuracy on the critical token")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, **({"loc": "center left", "bbox_to_anchor": (1.01, 0.5)} if legend_outside else {}))
     return ax

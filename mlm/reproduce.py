@@ -395,7 +395,51 @@ def _completion(run, out: Path) -> None:
         "oov": plain.notes["oov"], "questions": plain.to_dict()["questions"]})
 
 
+def _critical_scores(run, out: Path) -> None:
+    """Key-value recall (``data.corpus="recall"``): accuracy and loss on the critical tokens of the test split
+    by distance d, the test perplexity, the bigram count model's scores on the same tokens and the chance
+    level; for the Attentive and Memory Block heads also the weight on the source word."""
+    from mlm.data.tasks import critical_chance
+    from mlm.long_range import count_scores, run_critical_scores, source_attention
+    from mlm.training import load_task
+    from mlm.utils import atomic_write_json
+
+    task = load_task(run.config)
+    scores, bigram = run_critical_scores(run, task), count_scores(task, n=2)
+    found = (source_attention(run.model, task, "test") if run.config.model.head in ("attentive", "rm", "rmr")
+             else [])
+    reached = [f for f in found if f["reachable"]]
+    atomic_write_json(out / "critical.json", {
+        "chance": critical_chance(task.spec)[0],
+        "totals": scores.totals, "test_ppl": scores.overall.perplexity,
+        "by_distance": {str(d): {"accuracy": a, "loss": l, "count": n} for d, (a, l, n) in scores.by_distance.items()},
+        "bigram_totals": bigram.totals,
+        "source_attention": {"reached": len(reached), "lines": len(found),
+                             "weight": sum(f["weight"] for f in reached) / len(reached),
+                             "uniform": sum(f["uniform"] for f in reached) / len(reached),
+                             "is_max": sum(f["is_max"] for f in reached) / len(reached)} if reached else None,
+    })
+
+
+def _history_cut(run, out: Path) -> None:
+    """Test perplexity with each target's history cut to k input words (k = 1, 2, 5, 10, 20, 50, all),
+    :func:`mlm.context.history_curve`, and the seconds it took."""
+    import time
+
+    from mlm.context import HISTORY_CUTS, history_curve
+    from mlm.training import build_batches
+    from mlm.utils import atomic_write_json
+
+    start = time.perf_counter()
+    curve = history_curve(run.model, build_batches(run.config, run.corpus, "test"), HISTORY_CUTS)
+    atomic_write_json(out / "history.json", {"test_ppl_by_history": {"all" if k is None else str(k): ppl
+                                                                     for k, ppl in curve.items()},
+                                             "seconds": time.perf_counter() - start})
+
+
 POST_STEPS: dict[str, PostStep] = {
+    "history-cut": PostStep("history.json", _history_cut, _history_cut.__doc__),
+    "critical-scores": PostStep("critical.json", _critical_scores, _critical_scores.__doc__),
     "window-analysis": PostStep("analysis.json", _window_analysis, _window_analysis.__doc__),
     "memory-attention": PostStep("attention.json", _memory_attention, _memory_attention.__doc__),
     "completion": PostStep("completion.json", _completion, _completion.__doc__),

@@ -467,3 +467,21 @@ def test_split_in_the_wrong_order_fails(tmp_path):
     report, results = grade_wrong(tmp_path, "03", source, "split_roles")
     assert "wrong roles" in results["split_roles"].hint
     assert not any(name.startswith("mask") for name in lost(report))
+
+
+SOLVED_06 = (SOLUTIONS_DIR / REGISTRY["06"].filename).read_text() if HAS_SOLUTIONS else ""
+
+
+@needs_solutions
+def test_windows_that_cross_the_sequence_start_fail(tmp_path):
+    old = "first = torch.maximum(starts[positions], positions - k + 1)"
+    assert old in SOLVED_06
+    source = SOLVED_06.replace(old, "first = (positions - k + 1).clamp(min=0)")
+    grade_wrong(tmp_path, "06", source, "windows_example")
+
+
+@needs_solutions
+def test_nan_accuracy_at_unseen_distances_fails(tmp_path):
+    old = "return correct / count.clamp(min=1), count"
+    assert old in SOLVED_06
+    grade_wrong(tmp_path, "06", SOLVED_06.replace(old, "return correct / count, count"), "accuracy_example")

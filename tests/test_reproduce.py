@@ -176,7 +176,7 @@ def _build_once(spec: rp.RunSpec) -> None:
     assert model.num_parameters() > 4 * cfg.model.hidden_size ** 2
 
 
-@pytest.mark.parametrize("manifest", ["cpu", "full", "stored"])
+@pytest.mark.parametrize("manifest", ["cpu", "full", "stored", "recall", "compare"])
 def test_every_manifest_run_builds(manifest):
     specs = rp.load_manifest(manifest)
     assert specs and all(s.id.count("/") >= 1 for s in specs)
@@ -188,6 +188,19 @@ def test_every_manifest_run_builds(manifest):
         if key not in seen:  # seeds of one setting build the same model
             seen.add(key)
             _build_once(spec)
+
+
+def test_compare_manifest_matches_the_parameter_budget():
+    """Chapter 06's families are within 10% of the 1-layer LSTM's parameters with PTB's 10,000 words."""
+    from mlm.manifests.compare import BUDGET, RUNS
+
+    for spec in RUNS:
+        if spec.id.endswith("seed0"):
+            cfg = spec.config(["model.regularizer=none", "train.device=cpu"])  # smoothing adds no parameters
+            count = build_model(cfg, 10_000).num_parameters()
+            assert abs(count / BUDGET - 1) < 0.10, (spec.id, count, BUDGET)
+    lstm = next(s for s in RUNS if s.id == "compare-ptb/lstm/seed0")
+    assert build_model(lstm.config(["train.device=cpu"]), 10_000).num_parameters() == BUDGET
 
 
 def test_stored_manifest_matches_the_stored_configs():
@@ -213,3 +226,26 @@ def test_post_step_writes_beside_the_results(tmp_path):
     assert "--post-only" in (out / "command.txt").read_text()
     (out / "analysis.json").unlink()
     assert rp.run_state(specs[0], layout) == "partial"
+
+
+def test_history_cut_and_critical_scores_post_steps(tmp_path):
+    """``history-cut`` writes a perplexity per k that ends at the ordinary evaluation; ``critical-scores``
+    scores a recall run by distance, beside chance and the bigram."""
+    path = tmp_path / "post.json"
+    recall = ["data.task_examples=200", "data.task_max_distance=12", "train.epochs=1", "model.hidden_size=16",
+              "model.embed_size=8", "model.memory_size=4"]
+    path.write_text(json.dumps({"runs": [
+        {"group": "g", "name": "cut", "preset": "synthetic-tiny", "post": ["history-cut"],
+         "set": [*TINY[:3], "train.epochs=1"]},
+        {"group": "g", "name": "recall", "preset": "recall-rm", "post": ["critical-scores"], "set": recall},
+    ]}))
+    specs, layout = rp.load_manifest(path), rp.Layout(tmp_path)
+    assert rp.reproduce(specs, str(path), layout, cores=1, echo=lambda s: None) == {"g/cut": "done", "g/recall": "done"}
+    history = json.loads((layout.result_dir(specs[0]) / "history.json").read_text())["test_ppl_by_history"]
+    assert list(history) == ["1", "2", "5", "10", "20", "50", "all"]
+    result = json.loads((layout.result_dir(specs[0]) / "result.json").read_text())
+    assert history["all"] == pytest.approx(result["test_ppl"], rel=1e-6)
+    critical = json.loads((layout.result_dir(specs[1]) / "critical.json").read_text())
+    assert critical["chance"] == 0.1 and set(map(int, critical["by_distance"])) <= set(range(2, 13))
+    assert sum(v["count"] for v in critical["by_distance"].values()) == critical["totals"]["count"] > 0
+    assert 0 < critical["source_attention"]["uniform"] <= 1 and critical["bigram_totals"]["count"] > 0

@@ -56,3 +56,52 @@ def _rm() -> Config:
     """Tran et al.'s Memory Block over the last n = 15 input words."""
     return _recall("Recurrent Memory, n = 15 (64 units) on key-value recall, d = 2..60",
                    **{"model.head": "rm", "model.memory_size": 15})
+
+
+# -- the other families, for chapter 06's comparison on the same task (same data, optimiser and budget) --
+
+@register("recall-tied", reduced=REDUCED)
+def _tied() -> Config:
+    """Press & Wolf's tied LSTM: the embedding widened to the 64 units it shares with the softmax."""
+    return _recall("tied LSTM (64 units) on key-value recall, d = 2..60",
+                   **{"model.embed_size": 64, "model.tie_weights": True})
+
+
+@register("recall-attentive-combined", reduced=REDUCED)
+def _attentive_combined() -> Config:
+    """Salton et al.'s combined score (Eq. 10): the query also compares each slot with the current output."""
+    return _recall("Attentive LM, combined score (64 units) on key-value recall, d = 2..60",
+                   **{"model.head": "attentive", "model.attention_score": "combined"})
+
+
+def _window_family(description: str, **overrides) -> Config:
+    return _recall(description, **{"data.protocol": "document", "data.bptt": 20, **overrides})
+
+
+@register("recall-kv", reduced=REDUCED)
+def _kv() -> Config:
+    """Daniluk et al.'s key-value attention over the last L = 5 outputs (64 units: 32 key, 32 value)."""
+    return _window_family("key-value attention over a window of 5 (64 units) on key-value recall, d = 2..60",
+                          **{"model.head": "window", "model.window_kind": "key-value", "model.window_size": 5})
+
+
+@register("recall-kvp", reduced=REDUCED)
+def _kvp() -> Config:
+    """Daniluk et al.'s key-value-predict over the last L = 5 outputs (66 units: three parts of 22)."""
+    return _window_family("key-value-predict over a window of 5 (66 units) on key-value recall, d = 2..60",
+                          **{"model.head": "window", "model.window_kind": "key-value-predict",
+                             "model.window_size": 5, "model.hidden_size": 66})
+
+
+@register("recall-ngram", reduced=REDUCED)
+def _ngram() -> Config:
+    """Daniluk et al.'s 4-gram RNN (Eq. 13): the prediction reads the last 3 outputs (66 units: three parts)."""
+    return _window_family("4-gram RNN (66 units) on key-value recall, d = 2..60",
+                          **{"model.head": "ngram", "model.ngram_n": 4, "model.hidden_size": 66})
+
+
+@register("recall-rmr", reduced=REDUCED)
+def _rmr() -> Config:
+    """Tran et al.'s RMR: the Memory Block between two LSTM layers, over the last n = 15 input words."""
+    return _recall("Recurrent Memory-Recurrent, n = 15 (64 units) on key-value recall, d = 2..60",
+                   **{"model.head": "rmr", "model.memory_size": 15})
