@@ -278,7 +278,7 @@ baseline = count_baseline(runs["LSTM"].config, ptb)  # the bigram of the same 80
 traces = {"LSTM": first_updates_trace("salton2017-ptb-lstm", 1.0),
           "single, one learning rate (paper)": first_updates_trace("salton2017-ptb-single", 1.0),
           "single, head at 0.1x": first_updates_trace("salton2017-ptb-single", 0.1)}
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
+fig, axes = plt.subplots(1, 3, figsize=(11, 3))
 for label, trace in traces.items():
     axes[0].semilogy(trace["ppl"], label=label, lw=1)
     axes[1].semilogy(trace["total_grad"], label=label, lw=1)
@@ -431,7 +431,7 @@ else:
 
 # %%
 test_sentences = [ptb.lines["test"][i] for i in (12, 40)]
-fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
+fig, axes = plt.subplots(2, 2, figsize=(10, 8))
 for row, words in enumerate(test_sentences):
     for col, label in enumerate(("single", "combined")):
         probe = probe_sentence(runs[label].model, ptb.vocab, words[:20])
