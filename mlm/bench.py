@@ -5,12 +5,23 @@
 reports tokens per second and peak memory. Later chapters add their memory heads to the
 same table, with ratios to the plain LSTM of the same size. Numbers belong here, never in a
 timed unit test.
+
+``python -m mlm bench --manifest compare`` times the runs a manifest names for its bench (its ``BENCH``
+list, else the first seed of every setting), each in a child process of its own (:func:`bench_isolated`):
+on a CPU, peak memory is the process's resident high-water mark, which only a fresh process measures per
+model. It includes the data and the Python/torch runtime, so read differences between rows, not levels.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 
@@ -94,3 +105,23 @@ def format_bench(rows: list[dict]) -> str:
                      f"{r['train_tokens_per_second']:>12,.0f} {r['eval_tokens_per_second']:>12,.0f} "
                      f"{r['peak_memory_mb']:>8,.0f} {base / r['train_tokens_per_second']:>12.2f}x")
     return "\n".join(lines)
+
+
+def bench_isolated(name: str, size: str = "full", overrides=(), batches: int = 30, threads: int | None = None,
+                   label: str | None = None) -> dict:
+    """:func:`bench_preset` in a child process (``python -m mlm bench``), so that its peak memory is this
+    model's alone; ``label`` replaces the preset's name in the row."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        argv = [sys.executable, "-m", "mlm", "bench", name, "--size", size, "--batches", str(batches),
+                "--out", str(out), *[a for o in overrides for a in ("--set", o)]]
+        if threads:
+            argv += ["--threads", str(threads)]
+        done = subprocess.run(argv, capture_output=True, text=True, env=os.environ.copy())
+        if done.returncode != 0:
+            raise RuntimeError(f"bench of {label or name} failed:\n{done.stderr[-2000:]}")
+        row = json.loads(out.read_text())[0]
+    row["overrides"] = list(overrides)
+    if label:
+        row["preset"] = label
+    return row

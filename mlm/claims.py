@@ -82,7 +82,11 @@ def claims_markdown(claims: Iterable[Claim]) -> str:
 
 def show_claims(claims: Iterable[Claim]) -> str:
     """Display the claims table (rendered Markdown in a notebook, plain text elsewhere); returns the Markdown."""
-    text = claims_markdown(list(claims))
+    return show_markdown(claims_markdown(list(claims)))
+
+
+def show_markdown(text: str) -> str:
+    """Display Markdown ``text`` rendered in a notebook, as plain text elsewhere; returns it."""
     try:
         from IPython import get_ipython
         from IPython.display import Markdown, display

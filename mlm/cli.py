@@ -147,7 +147,25 @@ def cmd_complete(args) -> int:
 def cmd_bench(args) -> int:
     from mlm.bench import bench_preset, format_bench
 
-    rows = [bench_preset(p, args.size, args.overrides, batches=args.batches) for p in args.presets]
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if args.manifest:
+        if args.presets or args.overrides or args.reference:
+            raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
+        from mlm.bench import bench_isolated
+        from mlm.reproduce import bench_specs
+
+        rows = []
+        for spec in bench_specs(args.manifest):
+            rows.append(bench_isolated(spec.preset, spec.size, spec.all_overrides(), args.batches, args.threads,
+                                       label=spec.id.removesuffix(f"/seed{spec.seed}")))
+            print(f"  {rows[-1]['preset']}: {rows[-1]['train_tokens_per_second']:,.0f} training tokens/s", flush=True)
+    elif not args.presets:
+        raise ConfigError("name the presets to bench, or a manifest with --manifest")
+    else:
+        rows = [bench_preset(p, args.size, args.overrides, batches=args.batches) for p in args.presets]
     if args.reference:
         rows += [bench_preset(p, args.size, args.overrides, batches=args.batches, reference=True)
                  for p in args.presets if get_preset(p).model.head != "identity"]
@@ -232,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("bench", help="training/evaluation tokens per second of presets")
-    p.add_argument("presets", nargs="+")
+    p.add_argument("presets", nargs="*")
+    p.add_argument("--manifest", help="bench the runs a reproduce manifest names (each in its own process)")
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--size", default="full", choices=["full", "reduced"])
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--batches", type=int, default=30)

@@ -134,3 +134,33 @@ def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, **({"loc": "center left", "bbox_to_anchor": (1.01, 0.5)} if legend_outside else {}))
     return ax
+
+
+def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True):
+    """Test perplexity with the history cut to k words, relative to the whole history, against k.
+
+    ``curves`` maps a label to one ``{k: perplexity}`` per seed (the ``test_ppl_by_history`` of the
+    ``history-cut`` post-step, ``"all"`` included); the line is the mean ratio over seeds, the band the
+    lowest and highest seed. A ratio of 1.0 at k means the model uses no more than k words of history.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4.5))
+    for i, (label, seeds) in enumerate(curves.items()):
+        ks = sorted(int(k) for k in seeds[0] if k != "all")
+        ratios = torch.tensor([[s[str(k)] / s["all"] for k in ks] for s in seeds])  # (seeds, ks)
+        color = plt.cm.tab20(i % 20)
+        ax.plot(ks, ratios.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
+                label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
+        if len(seeds) > 1:
+            ax.fill_between(ks, ratios.min(0).values, ratios.max(0).values, color=color, alpha=0.1, lw=0)
+    ax.axhline(1.0, color="k", lw=1, ls="--")
+    ax.set_xscale("log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.minorticks_off()
+    ax.set_xlabel("history available at evaluation: the last k words of the sentence")
+    ax.set_ylabel("perplexity / perplexity with all the history")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return ax

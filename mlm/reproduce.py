@@ -122,6 +122,21 @@ def load_manifest(name: str | Path) -> list[RunSpec]:
     return specs
 
 
+def bench_specs(name: str) -> list[RunSpec]:
+    """The runs ``python -m mlm bench --manifest NAME`` times: the manifest module's ``BENCH`` list if it
+    has one, else the first seed of every setting."""
+    try:
+        module = importlib.import_module(f"mlm.manifests.{name}")
+    except ModuleNotFoundError:
+        module = None
+    if module is not None and hasattr(module, "BENCH"):
+        return list(module.BENCH)
+    first = {}
+    for spec in load_manifest(name):
+        first.setdefault((spec.group, spec.base), spec)
+    return list(first.values())
+
+
 def manifest_names() -> list[str]:
     """The manifests shipped in ``mlm/manifests/``."""
     folder = Path(__file__).parent / "manifests"

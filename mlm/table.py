@@ -107,6 +107,42 @@ def collect_rows(specs: Sequence = (), results: str | Path = "results", orphans:
     return list(rows.values())
 
 
+@dataclass
+class StoredSetting:
+    """The stored seeds of one setting of a manifest: each seed's ``result.json`` and the post-step files
+    asked for (``files[name][i]`` belongs to ``seeds[i]``); a seed counts once all of them exist."""
+
+    group: str
+    run: str
+    expected: int = 0
+    seeds: list[int] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    files: dict[str, list[dict]] = field(default_factory=dict)
+
+    def values(self, key: str) -> list[float]:
+        """``result.json``'s ``key`` (e.g. ``test_ppl``), one value per stored seed."""
+        return [r[key] for r in self.results]
+
+
+def load_settings(specs: Sequence, results: str | Path = "results", files: Sequence[str] = ()) -> dict[str, StoredSetting]:
+    """{setting name: :class:`StoredSetting`} for the runs of ``specs`` (manifest order), reading
+    ``results/GROUP/RUN[/seedK]/``; settings with no finished seed are there, with no seeds."""
+    settings: dict[str, StoredSetting] = {}
+    for spec in specs:
+        setting = settings.setdefault(spec.base, StoredSetting(spec.group, spec.base, files={f: [] for f in files}))
+        setting.expected += 1
+        folder = Path(results) / spec.group / spec.name
+        result = _read_json(folder / "result.json")
+        extra = {f: _read_json(folder / f) for f in files}
+        if not result or "test_ppl" not in result or any(v is None for v in extra.values()):
+            continue
+        setting.seeds.append(spec.seed if spec.seed is not None else result["config"]["train"]["seed"])
+        setting.results.append(result)
+        for f, value in extra.items():
+            setting.files[f].append(value)
+    return settings
+
+
 def _fmt(values: Sequence[float], digits: int = 1) -> str:
     if not values:
         return "missing"

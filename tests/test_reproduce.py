@@ -78,6 +78,18 @@ def test_reproduce_trains_and_stores_results(finished):
     assert seeds == [0, 1]
 
 
+def test_load_settings_reads_each_seed_once_its_files_exist(finished):
+    from mlm.table import load_settings
+
+    _, specs, layout, _ = finished
+    results = layout.result_dir(specs[0]).parent.parent
+    settings = load_settings(specs, results)
+    assert [(k, v.expected, v.seeds) for k, v in settings.items()] == [("plain", 1, [0]), ("wide", 2, [0, 1])]
+    assert settings["wide"].values("test_ppl") == [
+        json.loads((layout.result_dir(s) / "result.json").read_text())["test_ppl"] for s in specs[1:]]
+    assert all(not v.seeds for v in load_settings(specs, results, files=["history.json"]).values())
+
+
 def test_finished_runs_are_skipped(finished, monkeypatch):
     manifest, specs, layout, _ = finished
     monkeypatch.setattr(rp, "_subprocess", lambda *a, **k: pytest.fail("a finished run was started again"))
@@ -203,6 +215,41 @@ def test_compare_manifest_matches_the_parameter_budget():
     assert build_model(lstm.config(["train.device=cpu"]), 10_000).num_parameters() == BUDGET
 
 
+def test_compare_bench_rows_and_paper_claims():
+    """The bench times every family once and adds each head's same-size LSTM; the papers' own numbers
+    exist for every family that has a claim."""
+    from mlm.manifests import compare
+
+    specs = rp.bench_specs("compare")
+    families = [s for s in specs if s.group == "compare-ptb"]
+    assert [s.base for s in families] == list(compare.FAMILIES) and all(s.seed == 0 for s in families)
+    widths = {s.config().model.hidden_size for s in specs if s.config().model.head == "identity"}
+    assert set(compare.WIDTHS.values()) <= widths  # every head has a plain LSTM of its width
+    assert set(compare.LABELS) == set(compare.FAMILIES)
+    for name, (control, model_preset, control_preset, key) in compare.PAPER.items():
+        assert control in compare.FAMILIES and control != name
+        assert isinstance(get_preset(model_preset).paper[key], float)
+        assert isinstance(get_preset(control_preset).paper[key], float)
+    assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
+
+
+def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, capsys):
+    manifest, _ = tiny_manifest(tmp_path)
+    assert [s.id for s in rp.bench_specs(manifest)] == ["g/plain", "g/wide/seed0"]
+    parser = build_parser()
+    out = tmp_path / "bench.json"
+    args = parser.parse_args(["bench", "--manifest", manifest, "--batches", "2", "--threads", "1", "--out", str(out)])
+    assert args.func(args) == 0
+    rows = json.loads(out.read_text())
+    assert [r["preset"] for r in rows] == ["g/plain", "g/wide"]
+    assert rows[1]["parameters"] > rows[0]["parameters"] and rows[1]["threads"] == 1
+    assert all(r["train_tokens_per_second"] > 0 and r["peak_memory_mb"] > 0 for r in rows)
+    assert "model.hidden_size=24" in rows[1]["overrides"]
+    with pytest.raises(rp.ConfigError, match="give no presets"):
+        bad = parser.parse_args(["bench", "synthetic-tiny", "--manifest", manifest])
+        bad.func(bad)
+
+
 def test_stored_manifest_matches_the_stored_configs():
     """The ``stored`` manifest repeats exactly the configurations of the result folders it names."""
     root = Path(__file__).resolve().parents[1]
@@ -249,3 +296,17 @@ def test_history_cut_and_critical_scores_post_steps(tmp_path):
     assert critical["chance"] == 0.1 and set(map(int, critical["by_distance"])) <= set(range(2, 13))
     assert sum(v["count"] for v in critical["by_distance"].values()) == critical["totals"]["count"] > 0
     assert 0 < critical["source_attention"]["uniform"] <= 1 and critical["bigram_totals"]["count"] > 0
+
+
+def test_history_curves_plot_the_mean_ratio_to_the_whole_history():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mlm.plots import history_curves
+
+    seeds = [{"1": 200.0, "5": 110.0, "all": 100.0}, {"1": 300.0, "5": 150.0, "all": 100.0}]
+    ax = history_curves({"m": seeds, "one": seeds[:1]})
+    line = ax.get_lines()[0]
+    assert list(line.get_xdata()) == [1, 5]
+    assert [round(float(y), 6) for y in line.get_ydata()] == [2.5, 1.3]
+    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["m (2 seeds)", "one (1 seed)"]

@@ -17,6 +17,7 @@ with the history cut to k words (the ``history-cut`` post-step, k = 1, 2, 5, 10,
 
 import dataclasses
 
+from mlm.configs import get_preset
 from mlm.reproduce import runs
 
 SEEDS = (0, 1, 2)
@@ -45,6 +46,37 @@ FAMILIES = {
 }
 WIDTHS = {name: overrides.get("model.hidden_size", 128) for name, (overrides, _) in FAMILIES.items()}
 
+# how chapter 06 names each family
+LABELS = {
+    "lstm": "LSTM", "tied": "tied LSTM", "attentive-single": "Attentive, single",
+    "attentive-combined": "Attentive, combined", "window-L5": "window attention, L = 5", "kv-L5": "key-value, L = 5",
+    "kvp-L5": "key-value-predict, L = 5", "ngram4": "4-gram RNN", "rm-tm-g": "RM(+tM-g), n = 15",
+    "rmr-notm-g": "RMR(-tM-g), n = 15", "vs-kn-tied": "tied LSTM + VS-KN",
+}
+
+# family -> (its control in this group, the paper's model preset, the paper's control preset, the key of
+# the presets' ``paper`` numbers): each paper's own claim is its model's test perplexity against its
+# control's, under the paper's protocol and size. Salton et al. compare with Zaremba's medium LSTM (20M
+# parameters, not a same-size control); Daniluk et al.'s numbers are from their 22.5M-word Wikipedia corpus;
+# Tran et al.'s 1-layer LSTM is reported on English news only (Table 2), so their news numbers are used.
+PAPER = {
+    "tied": ("lstm", "press2017-small-tied", "zaremba2014-small", "test"),
+    "attentive-single": ("lstm", "salton2017-ptb-single", "zaremba2014-medium", "test"),
+    "attentive-combined": ("lstm", "salton2017-ptb-combined", "zaremba2014-medium", "test"),
+    "window-L5": ("lstm", "daniluk2017-wt2-attention-L5", "daniluk2017-wt2-lstm", "test"),
+    "kv-L5": ("lstm", "daniluk2017-wt2-kv-L5", "daniluk2017-wt2-lstm", "test"),
+    "kvp-L5": ("lstm", "daniluk2017-wt2-kvp-L5", "daniluk2017-wt2-lstm", "test"),
+    "ngram4": ("lstm", "daniluk2017-wt2-ngram4", "daniluk2017-wt2-lstm", "test"),
+    "rm-tm-g": ("lstm", "tran2016-ptb-rm-tm-g", "tran2016-ptb-lstm1", "test_en_news"),
+    "rmr-notm-g": ("lstm", "tran2016-ptb-rmr-notm-g", "tran2016-ptb-lstm1", "test_en_news"),
+    "vs-kn-tied": ("tied", "kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vanilla-tied", "test"),
+}
+
+# the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
+# same size (the bench's "same-size LSTM")
+HEAD_KEYS = ("model.head", "model.attention_score", "model.window_size", "model.window_kind", "model.ngram_n",
+             "model.memory_temporal", "model.regularizer", "model.noise_scheme", "model.noise_gamma")
+
 
 def _set(overrides: dict) -> list[str]:
     return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in overrides.items()]
@@ -53,3 +85,36 @@ def _set(overrides: dict) -> list[str]:
 RUNS = [dataclasses.replace(r, hours=hours)
         for name, (overrides, hours) in FAMILIES.items()
         for r in runs("compare-ptb", name, BASE, overrides=_set(overrides), seeds=SEEDS, post=("history-cut",))]
+
+
+def same_size_lstm(name: str) -> dict:
+    """The overrides of family ``name`` without its head: the plain (or tied) LSTM of the same width."""
+    return {k: v for k, v in FAMILIES[name][0].items() if k not in HEAD_KEYS}
+
+
+def _bench_specs() -> tuple[list, dict]:
+    """``python -m mlm bench --manifest compare``: seed 0 of every family, then each head's same-size LSTM
+    (where it is not already a family of the group), so that a head's cost is read against both. Also
+    {family: the bench row of its same-size LSTM}."""
+    specs = [r for r in RUNS if r.seed == SEEDS[0]]
+    rows = {tuple(sorted(FAMILIES[n][0].items())): f"compare-ptb/{n}" for n in FAMILIES}
+    same_size = {}
+    for name in FAMILIES:
+        plain = same_size_lstm(name)
+        key = tuple(sorted(plain.items()))
+        if key not in rows:
+            label = "lstm-" + "-".join(f"{k.split('.')[-1].replace('_size', '')}{v}" for k, v in plain.items())
+            specs += runs("compare-ptb-bench", label, BASE, overrides=_set(plain))
+            rows[key] = f"compare-ptb-bench/{label}"
+        same_size[name] = rows[key]
+    return specs, same_size
+
+
+BENCH, SAME_SIZE = _bench_specs()  # SAME_SIZE: family -> the bench row of its same-size LSTM
+
+
+def paper_numbers(name: str) -> tuple[float, float, str]:
+    """The paper's test perplexity of family ``name`` and of the paper's control, and where they are from."""
+    _, model_preset, control_preset, key = PAPER[name]
+    model, control = get_preset(model_preset).paper, get_preset(control_preset).paper
+    return model[key], control[key], f"{model['source']}; control: {control['source']}"
