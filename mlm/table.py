@@ -166,14 +166,16 @@ def format_markdown(rows: Sequence[Row]) -> str:
 
 
 def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
-    """One panel per group: our test perplexity (mean, ± std as error bar) as bars, the paper's as a
-    black tick; missing runs are labelled "missing". Written as a PNG with matplotlib's Agg backend."""
+    """One panel per group that has at least one result (the Markdown table lists the others): our test
+    perplexity (mean, ± std as error bar) as bars, the paper's as a black tick; missing runs of a plotted
+    group are labelled "missing". Written as a PNG with matplotlib's Agg backend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     groups = list(dict.fromkeys(r.group for r in rows))
+    groups = [g for g in groups if any(r.test for r in rows if r.group == g)] or groups[:1]
     fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * max(len(groups), 1)), squeeze=False)
     for ax, group in zip(axes[:, 0], groups):
         members = [r for r in rows if r.group == group]
