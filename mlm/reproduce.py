@@ -125,14 +125,12 @@ def load_manifest(name: str | Path) -> list[RunSpec]:
 def bench_specs(name: str) -> list[RunSpec]:
     """The runs ``python -m mlm bench --manifest NAME`` times: the manifest module's ``BENCH`` list if it
     has one, else the first seed of every setting."""
-    try:
-        module = importlib.import_module(f"mlm.manifests.{name}")
-    except ModuleNotFoundError:
-        module = None
-    if module is not None and hasattr(module, "BENCH"):
+    specs = load_manifest(name)  # imports a module manifest, or says clearly what is wrong with the name
+    module = sys.modules.get(f"mlm.manifests.{name}")
+    if hasattr(module, "BENCH"):
         return list(module.BENCH)
     first = {}
-    for spec in load_manifest(name):
+    for spec in specs:
         first.setdefault((spec.group, spec.base), spec)
     return list(first.values())
 
