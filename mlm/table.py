@@ -63,37 +63,85 @@ def _read_json(path: Path) -> dict | None:
         return None
 
 
-def _add_result(row: Row, folder: Path) -> None:
-    result = _read_json(folder / "result.json")
-    if not result or "test_ppl" not in result:
-        return
-    row.valid.append(result["best_valid_ppl"])
-    row.test.append(result["test_ppl"])
-    row.paper = row.paper or result.get("paper") or {}
-    row.preset = row.preset or result.get("name", "")
-    completion = _read_json(folder / "completion.json")
-    if completion and "accuracy" in completion:
-        row.accuracy.append(completion["accuracy"])
+@dataclass
+class StoredSetting:
+    """The stored seeds of one setting: each seed's ``result.json`` and the extra files asked for
+    (``files[name][i]`` belongs to ``seeds[i]``; an optional file that is absent is None there). A seed
+    counts once its ``result.json`` has a test perplexity and every required file exists. ``spec`` is the
+    setting's first :class:`mlm.reproduce.RunSpec` (None for a stored result no manifest names)."""
+
+    group: str
+    run: str
+    expected: int = 0
+    seeds: list[int | None] = field(default_factory=list)  # None: a stored result that names no seed
+    results: list[dict] = field(default_factory=list)
+    files: dict[str, list[dict | None]] = field(default_factory=dict)
+    spec: object = None
+
+    def values(self, key: str) -> list[float]:
+        """``result.json``'s ``key`` (e.g. ``test_ppl``), one value per stored seed."""
+        return [r[key] for r in self.results]
+
+    def add_seed(self, folder: Path, seed: int | None = None, files: Sequence[str] = (),
+                 optional: Sequence[str] = ()) -> bool:
+        """Read one seed folder (the one place where stored results are read); False while it is unfinished."""
+        self.expected += 1
+        result = _read_json(folder / "result.json")
+        if not result or "test_ppl" not in result:
+            return False
+        extra = {f: _read_json(folder / f) for f in (*files, *optional)}
+        if any(extra[f] is None for f in files):
+            return False
+        self.seeds.append(seed if seed is not None else result.get("config", {}).get("train", {}).get("seed"))
+        self.results.append(result)
+        for name, value in extra.items():
+            self.files.setdefault(name, []).append(value)
+        return True
+
+
+def load_settings(specs: Sequence, results: str | Path = "results", files: Sequence[str] = (),
+                  optional: Sequence[str] = ()) -> dict[str, StoredSetting]:
+    """{setting name: :class:`StoredSetting`} for the runs of ``specs`` (one group, manifest order), reading
+    ``results/GROUP/RUN[/seedK]/``; settings with no finished seed are there, with no seeds."""
+    settings: dict[str, StoredSetting] = {}
+    for spec in specs:
+        setting = settings.setdefault(spec.base, StoredSetting(spec.group, spec.base, spec=spec,
+                                                                files={f: [] for f in (*files, *optional)}))
+        if setting.group != spec.group:
+            raise ValueError(f"load_settings reads one group at a time, but the setting {spec.base!r} is in "
+                             f"both {setting.group!r} and {spec.group!r}: pass the runs of one group")
+        setting.add_seed(Path(results) / spec.group / spec.name, spec.seed, files, optional)
+    return settings
+
+
+def _row(setting: StoredSetting) -> Row:
+    """A table row from a stored setting: preset, paper numbers and note from its manifest entry, else
+    from its first stored result."""
+    spec, first = setting.spec, (setting.results[0] if setting.results else {})
+    paper = {}
+    if spec is not None:
+        try:
+            paper = spec.config().paper
+        except ConfigError:
+            pass
+    completions = setting.files.get("completion.json", [])
+    return Row(setting.group, setting.run, getattr(spec, "preset", "") or first.get("name", ""),
+               paper or first.get("paper") or {}, valid=setting.values("best_valid_ppl"),
+               test=setting.values("test_ppl"), expected=setting.expected, note=getattr(spec, "note", ""),
+               accuracy=[c["accuracy"] for c in completions if c and "accuracy" in c])
 
 
 def collect_rows(specs: Sequence = (), results: str | Path = "results", orphans: bool = True) -> list[Row]:
     """Rows for the runs of ``specs`` (:class:`mlm.reproduce.RunSpec`, seeds of one setting in one row, in
     manifest order), then, with ``orphans``, for every other ``result.json`` under ``results``."""
     results = Path(results)
-    rows: dict[tuple[str, str], Row] = {}
-    covered = set()
+    optional = ["completion.json"]  # MSR sentence completion, where a post-step scored it
+    groups: dict[str, list] = {}
     for spec in specs:
-        key = (spec.group, spec.base)
-        if key not in rows:
-            try:
-                paper = spec.config().paper
-            except ConfigError:
-                paper = {}
-            rows[key] = Row(spec.group, spec.base, spec.preset, paper, expected=0, note=spec.note)
-        rows[key].expected += 1
-        folder = results / spec.group / spec.name
-        covered.add(folder.resolve())
-        _add_result(rows[key], folder)
+        groups.setdefault(spec.group, []).append(spec)
+    settings = {(group, run): setting for group, members in groups.items()
+                for run, setting in load_settings(members, results, optional=optional).items()}
+    covered = {(results / spec.group / spec.name).resolve() for spec in specs}
     if orphans:
         for path in sorted(results.rglob("result.json")):
             folder = path.parent
@@ -101,46 +149,9 @@ def collect_rows(specs: Sequence = (), results: str | Path = "results", orphans:
                 continue
             parts = folder.relative_to(results).parts
             group, run = parts[0], re.sub(r"/seed\d+$", "", "/".join(parts[1:])) or "-"
-            row = rows.setdefault((group, run), Row(group, run, expected=0))
-            row.expected += 1
-            _add_result(row, folder)
-    return list(rows.values())
-
-
-@dataclass
-class StoredSetting:
-    """The stored seeds of one setting of a manifest: each seed's ``result.json`` and the post-step files
-    asked for (``files[name][i]`` belongs to ``seeds[i]``); a seed counts once all of them exist."""
-
-    group: str
-    run: str
-    expected: int = 0
-    seeds: list[int] = field(default_factory=list)
-    results: list[dict] = field(default_factory=list)
-    files: dict[str, list[dict]] = field(default_factory=dict)
-
-    def values(self, key: str) -> list[float]:
-        """``result.json``'s ``key`` (e.g. ``test_ppl``), one value per stored seed."""
-        return [r[key] for r in self.results]
-
-
-def load_settings(specs: Sequence, results: str | Path = "results", files: Sequence[str] = ()) -> dict[str, StoredSetting]:
-    """{setting name: :class:`StoredSetting`} for the runs of ``specs`` (manifest order), reading
-    ``results/GROUP/RUN[/seedK]/``; settings with no finished seed are there, with no seeds."""
-    settings: dict[str, StoredSetting] = {}
-    for spec in specs:
-        setting = settings.setdefault(spec.base, StoredSetting(spec.group, spec.base, files={f: [] for f in files}))
-        setting.expected += 1
-        folder = Path(results) / spec.group / spec.name
-        result = _read_json(folder / "result.json")
-        extra = {f: _read_json(folder / f) for f in files}
-        if not result or "test_ppl" not in result or any(v is None for v in extra.values()):
-            continue
-        setting.seeds.append(spec.seed if spec.seed is not None else result["config"]["train"]["seed"])
-        setting.results.append(result)
-        for f, value in extra.items():
-            setting.files[f].append(value)
-    return settings
+            setting = settings.setdefault((group, run), StoredSetting(group, run))
+            setting.add_seed(folder, optional=optional)
+    return [_row(s) for s in settings.values()]
 
 
 def _fmt(values: Sequence[float], digits: int = 1) -> str:

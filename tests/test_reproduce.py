@@ -3,6 +3,7 @@ every run of the shipped manifests (config valid, model constructs, one training
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -88,6 +89,11 @@ def test_load_settings_reads_each_seed_once_its_files_exist(finished):
     assert settings["wide"].values("test_ppl") == [
         json.loads((layout.result_dir(s) / "result.json").read_text())["test_ppl"] for s in specs[1:]]
     assert all(not v.seeds for v in load_settings(specs, results, files=["history.json"]).values())
+    optional = load_settings(specs, results, optional=["history.json"])["wide"]
+    assert optional.seeds == [0, 1] and optional.files == {"history.json": [None, None]}
+    other = [dataclasses.replace(s, group="h") for s in specs]
+    with pytest.raises(ValueError, match="one group at a time"):
+        load_settings(specs + other, results)
 
 
 def test_finished_runs_are_skipped(finished, monkeypatch):
@@ -156,13 +162,14 @@ def test_table_marks_missing_runs_and_averages_seeds(tmp_path):
     write_result(results / "g" / "wide" / "seed0", 10.0, 20.0)
     write_result(results / "g" / "wide" / "seed1", 12.0, 23.0)
     write_result(results / "old" / "run", 5.0, 6.0, {"test": 7.5})  # a stored result no manifest names
+    (results / "old" / "run" / "completion.json").write_text(json.dumps({"accuracy": 0.25}))
     rows = collect_rows(specs, results)
     assert [(r.group, r.run, r.status, r.n) for r in rows] == [
         ("g", "plain", "missing", 0), ("g", "wide", "done", 2), ("old", "run", "done", 1)]
     table = format_markdown(rows)
     assert f"| 21.5 ± {statistics.stdev([20.0, 23.0]):.1f} | 2 | done |" in table
     assert "| missing | missing | 0 | missing |" in table
-    assert "| 7.5 | 5.0 | 6.0 | 1 | done |" in table
+    assert "| 7.5 | 5.0 | 6.0 (MSR accuracy 25.0%) | 1 | done |" in table
     assert plot_rows(rows, tmp_path / "t.png").stat().st_size > 0
     (results / "g" / "wide" / "seed1" / "result.json").unlink()
     assert collect_rows(specs, results)[1].status == "1 of 2 seeds"
