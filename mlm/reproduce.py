@@ -272,9 +272,14 @@ def store_result(spec: RunSpec, layout: Layout, command: str) -> None:
 
 def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, device: str | None,
             echo: Callable[[str], None] = print) -> str:
-    """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state."""
+    """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state. A run that
+    another live process holds (a second ``reproduce`` of the same manifest) is left to it."""
     run_dir = layout.run_dir(spec)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    holder = running_pid(run_dir)
+    if holder is not None:  # checked again here: the state may have changed since the list of runs was made
+        echo(f"[skip] {spec.id}: process {holder} is training it")
+        return "running"
+    _write_lock(run_dir, os.getpid())  # held from now on: by this process, then by its training process
     log = run_dir / "reproduce.log"
     argv = train_command(spec, layout, threads, device)
     start = time.perf_counter()

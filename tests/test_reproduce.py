@@ -119,6 +119,17 @@ def test_list_states(tmp_path):
     assert listing.splitlines()[-1].startswith("0 done, 1 running, 1 partial, 1 missing")
 
 
+def test_a_run_another_process_holds_is_not_started_twice(tmp_path, monkeypatch):
+    manifest, specs = tiny_manifest(tmp_path)
+    layout, spec = rp.Layout(tmp_path), specs[0]
+    rp._write_lock(layout.run_dir(spec), os.getppid())  # a live process (this one's parent) trains it
+    monkeypatch.setattr(rp, "_subprocess", lambda *a, **k: pytest.fail("a run held elsewhere was started"))
+    lines = []
+    assert rp.execute(spec, manifest, layout, 1, None, echo=lines.append) == "running"
+    assert lines == [f"[skip] {spec.id}: process {os.getppid()} is training it"]
+    assert rp.running_pid(layout.run_dir(spec)) == os.getppid()  # its lock is left alone
+
+
 def test_interrupted_run_resumes(tmp_path):
     manifest, specs = tiny_manifest(tmp_path)
     layout, spec = rp.Layout(tmp_path), specs[0]
