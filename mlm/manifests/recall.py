@@ -39,7 +39,8 @@ FAMILIES = {label: preset for label, (preset, _) in HOURS.items()}  # label -> p
 # run name -> (label, preset, overrides, hours): the same task and seeds, one thing changed
 PROBES = {
     "tied-40ep": ("tied LSTM, Adam at 0.01, 40 epochs", "recall-tied", ("train.epochs=40",), 0.08),
-    "tied-lr0.003-40ep": ("tied LSTM, Adam at 0.003, 40 epochs", "recall-tied", ("train.lr=0.003", "train.epochs=40"), 0.08),
+    "tied-lr0.003-40ep": ("tied LSTM, Adam at 0.003, 40 epochs", "recall-tied",
+                          ("train.lr=0.003", "train.epochs=40"), 0.08),
     "lstm-embed64": ("LSTM with a 64-wide embedding", "recall-lstm", ("model.embed_size=64",), 0.03),
 }
 
@@ -48,4 +49,5 @@ RUNS = [dataclasses.replace(r, hours=hours)
         for r in runs("recall", preset.removeprefix("recall-"), preset, "reduced", seeds=SEEDS,
                       post=("critical-scores",))]
 RUNS += [r for name, (_, preset, overrides, hours) in PROBES.items()
-         for r in runs("recall", name, preset, "reduced", overrides, seeds=SEEDS, post=("critical-scores",), hours=hours)]
+         for r in runs("recall", name, preset, "reduced", overrides, seeds=SEEDS, post=("critical-scores",),
+                       hours=hours)]
