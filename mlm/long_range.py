@@ -227,45 +227,62 @@ def recall_comparison(presets: dict[str, str], size: str = "reduced", runs_dir="
 
 @dataclass
 class StoredRecall:
-    """One family's stored recall runs (``python -m mlm reproduce recall``): one entry per seed."""
+    """One setting's stored recall runs (``python -m mlm reproduce recall``), read from its
+    :class:`mlm.table.StoredSetting`: one entry per finished and scored seed."""
 
-    preset: str
-    seeds: list[int]
-    scores: list[CriticalScores]  # the model's critical-token scores on the test split
-    results: list[dict]  # result.json: parameters, train_seconds, train_tokens_per_second, threads, ...
-    extras: list[dict]  # the rest of critical.json: chance, bigram_totals, source_attention
+    setting: object  # mlm.table.StoredSetting: seeds, result.json, critical.json, run folders
+    scores: list[CriticalScores] = field(init=False)  # the model's critical-token scores on the test split
+    extras: list[dict] = field(init=False)  # the rest of critical.json: chance, bigram_totals, source_attention
+
+    def __post_init__(self):
+        critical = self.setting.files["critical.json"]
+        self.scores = [CriticalScores({int(d): (v["accuracy"], v["loss"], v["count"])
+                                       for d, v in c["by_distance"].items()}, None, c["totals"]) for c in critical]
+        self.extras = [{k: v for k, v in c.items() if k not in ("by_distance", "totals")} for c in critical]
+
+    @property
+    def preset(self) -> str:
+        return self.setting.spec.preset
+
+    @property
+    def seeds(self) -> list[int]:
+        return self.setting.seeds
+
+    @property
+    def results(self) -> list[dict]:
+        """result.json per seed: parameters, train_seconds, train_tokens_per_second, threads, ..."""
+        return self.setting.results
+
+    def metrics(self, i: int) -> list[dict]:
+        """The epochs of ``seeds[i]``'s training (its metrics.jsonl), one dict per epoch."""
+        return self.setting.metrics(i)
 
     def within(self, low: int = 0, high: int | None = None) -> list[float]:
         """Accuracy with ``low <= d <= high``, one value per seed."""
         return [s.accuracy_within(low, high) for s in self.scores]
 
 
-def load_stored_recall(families: dict[str, str], results_dir="results") -> dict[str, StoredRecall]:
-    """The stored recall runs of ``families`` ({label: preset}, e.g. from :data:`mlm.manifests.recall.FAMILIES`),
-    read from ``results_dir/recall/<preset without "recall-">/seed<k>/``, every seed found.
+def load_stored_recall(runs: dict[str, str], results_dir="results") -> dict[str, StoredRecall]:
+    """{label: :class:`StoredRecall`} for ``runs`` ({label: run name in :mod:`mlm.manifests.recall`, e.g.
+    :data:`~mlm.manifests.recall.FAMILY_RUNS` or the names of its probes}), read from
+    ``results_dir/recall/<run>/seed<k>/``: each seed the manifest lists whose ``critical.json`` is stored.
 
-    Raises ``FileNotFoundError`` naming the command that produces what is missing."""
-    import json
+    Raises ``ValueError`` for a name the manifest lacks and ``FileNotFoundError``, naming the command that
+    produces them, where a run has no scored seed."""
     from pathlib import Path
 
-    stored, missing = {}, []
-    for label, preset in families.items():
-        entry = StoredRecall(preset, [], [], [], [])
-        folder = Path(results_dir) / "recall" / preset.removeprefix("recall-")
-        for run in sorted(folder.glob("seed*"), key=lambda p: int(p.name.removeprefix("seed"))):
-            if not (run / "critical.json").is_file() or not (run / "result.json").is_file():
-                continue
-            critical = json.loads((run / "critical.json").read_text())
-            by_d = {int(d): (v["accuracy"], v["loss"], v["count"]) for d, v in critical.pop("by_distance").items()}
-            entry.seeds.append(int(run.name.removeprefix("seed")))
-            entry.scores.append(CriticalScores(by_d, None, critical.pop("totals")))
-            entry.results.append(json.loads((run / "result.json").read_text()))
-            entry.extras.append(critical)
-        if not entry.seeds:
-            missing.append(str(folder))
-        stored[label] = entry
+    from mlm.manifests.recall import RUNS
+    from mlm.table import load_settings
+
+    unknown = sorted(set(runs.values()) - {spec.base for spec in RUNS})
+    if unknown:
+        raise ValueError(f"the recall manifest has no run {', '.join(map(repr, unknown))}; "
+                         f"`python -m mlm reproduce recall --list` lists its runs")
+    settings = load_settings([spec for spec in RUNS if spec.base in runs.values()], results_dir,
+                             files=["critical.json"])
+    missing = [str(Path(results_dir) / "recall" / run) for run in runs.values() if not settings[run].seeds]
     if missing:
         raise FileNotFoundError(f"no stored recall run in {', '.join(missing)}; produce them with "
                                 "`python -m mlm reproduce recall --jobs 2` from the repository root "
                                 "(about an hour on one CPU thread for the 30 runs)")
-    return stored
+    return {label: StoredRecall(settings[run]) for label, run in runs.items()}

@@ -77,6 +77,13 @@ class StoredSetting:
     results: list[dict] = field(default_factory=list)
     files: dict[str, list[dict | None]] = field(default_factory=dict)
     spec: object = None
+    folders: list[Path] = field(default_factory=list)  # folders[i] holds seeds[i]
+
+    def metrics(self, i: int) -> list[dict]:
+        """The epochs of ``seeds[i]`` (its ``metrics.jsonl``), one dict per epoch."""
+        from mlm.training import read_metrics
+
+        return read_metrics(self.folders[i])
 
     def values(self, key: str) -> list[float]:
         """``result.json``'s ``key`` (e.g. ``test_ppl``), one value per stored seed."""
@@ -94,6 +101,7 @@ class StoredSetting:
             return False
         self.seeds.append(seed if seed is not None else result.get("config", {}).get("train", {}).get("seed"))
         self.results.append(result)
+        self.folders.append(folder)
         for name, value in extra.items():
             self.files.setdefault(name, []).append(value)
         return True

@@ -437,6 +437,12 @@ def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
 
 
 # -- reading a finished run back ---------------------------------------------------------------
+def read_metrics(run_dir: str | Path) -> list[dict]:
+    """The epochs of a run folder's ``metrics.jsonl``, one dict per epoch (learning rate, perplexities, speed)."""
+    lines = (Path(run_dir) / "metrics.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str | None = None) -> RunResult:
     """A trained run read back from its folder: configuration, corpus, and the model with its weights.
 
@@ -482,8 +488,6 @@ def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str
     except (RuntimeError, KeyError, TypeError) as err:
         raise CheckpointError(f"{weights_path} does not fit the model of {cfg_path}: {err}") from err
     model.eval()
-    history = []
-    if (run_dir / "metrics.jsonl").is_file():
-        history = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    history = read_metrics(run_dir) if (run_dir / "metrics.jsonl").is_file() else []
     result = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").is_file() else {}
     return RunResult(cfg, model, corpus, history, result, run_dir)

@@ -89,6 +89,8 @@ def test_load_settings_reads_each_seed_once_its_files_exist(finished):
     assert settings["wide"].values("test_ppl") == [
         json.loads((layout.result_dir(s) / "result.json").read_text())["test_ppl"] for s in specs[1:]]
     assert all(not v.seeds for v in load_settings(specs, results, files=["history.json"]).values())
+    assert [epoch["epoch"] for epoch in settings["wide"].metrics(1)] == [
+        json.loads(line)["epoch"] for line in (layout.result_dir(specs[2]) / "metrics.jsonl").read_text().splitlines()]
     optional = load_settings(specs, results, optional=["history.json"])["wide"]
     assert optional.seeds == [0, 1] and optional.files == {"history.json": [None, None]}
     other = [dataclasses.replace(s, group="h") for s in specs]
@@ -328,3 +330,34 @@ def test_history_curves_plot_the_mean_ratio_to_the_whole_history():
     assert list(line.get_xdata()) == [1, 5]
     assert [round(float(y), 6) for y in line.get_ydata()] == [2.5, 1.3]
     assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["m (2 seeds)", "one (1 seed)"]
+
+
+def test_load_stored_recall_reads_the_manifest_seeds_that_were_scored(tmp_path):
+    from mlm.long_range import load_stored_recall
+
+    def store(run, seed, accuracy, critical=True):
+        folder = tmp_path / "recall" / run / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(json.dumps({"test_ppl": 5.0 + seed, "parameters": 10}))
+        (folder / "metrics.jsonl").write_text("".join(json.dumps({"epoch": e, "valid_ppl": 9.0 - e}) + "\n"
+                                                      for e in (1, 2)))
+        if critical:
+            by_d = {"2": {"accuracy": accuracy, "loss": 0.5, "count": 4}, "30": {"accuracy": 0.0, "loss": 3.0, "count": 4}}
+            (folder / "critical.json").write_text(json.dumps({
+                "by_distance": by_d, "totals": {"accuracy": accuracy / 2, "loss": 1.75, "count": 8},
+                "chance": 0.1, "source_attention": None}))
+
+    store("rm", 0, 1.0)
+    store("rm", 1, 0.5, critical=False)  # trained but not scored: not read
+    store("rm", 2, 0.75)
+    store("rm", 7, 0.25)  # a seed the manifest does not list: not read
+    stored = load_stored_recall({"RM": "rm"}, tmp_path)["RM"]
+    assert stored.preset == "recall-rm" and stored.seeds == [0, 2]
+    assert stored.within(0, 5) == [1.0, 0.75] and stored.within(21) == [0.0, 0.0]
+    assert [r["test_ppl"] for r in stored.results] == [5.0, 7.0]
+    assert stored.extras == [{"chance": 0.1, "source_attention": None}] * 2
+    assert [e["valid_ppl"] for e in stored.metrics(1)] == [8.0, 7.0]
+    with pytest.raises(ValueError, match="no run 'nosuch'"):
+        load_stored_recall({"x": "nosuch"}, tmp_path)
+    with pytest.raises(FileNotFoundError, match="mlm reproduce recall"):
+        load_stored_recall({"RM": "rm", "tied": "tied-40ep"}, tmp_path)

@@ -35,6 +35,7 @@ HOURS = {
 }
 
 FAMILIES = {label: preset for label, (preset, _) in HOURS.items()}  # label -> preset
+FAMILY_RUNS = {label: preset.removeprefix("recall-") for label, preset in FAMILIES.items()}  # label -> run name
 
 # run name -> (label, preset, overrides, hours): the same task and seeds, one thing changed
 PROBES = {
@@ -45,8 +46,8 @@ PROBES = {
 }
 
 RUNS = [dataclasses.replace(r, hours=hours)
-        for preset, hours in HOURS.values()
-        for r in runs("recall", preset.removeprefix("recall-"), preset, "reduced", seeds=SEEDS,
+        for (preset, hours), name in zip(HOURS.values(), FAMILY_RUNS.values())
+        for r in runs("recall", name, preset, "reduced", seeds=SEEDS,
                       post=("critical-scores",))]
 RUNS += [r for name, (_, preset, overrides, hours) in PROBES.items()
          for r in runs("recall", name, preset, "reduced", overrides, seeds=SEEDS, post=("critical-scores",),
