@@ -109,7 +109,7 @@ def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, w
 def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=None, title: str = "",
                               styles: dict | None = None):
     """Accuracy on the critical token against d for every family, the mean over seeds as a line and the
-    lowest and highest seed as a band; ``stored`` maps a label to :class:`mlm.long_range.StoredRecall`.
+    lowest and highest seed as a band; ``stored`` maps a label to :class:`mlm.table.StoredRecall`.
     ``styles`` ({label: matplotlib line style}) tells families apart beyond their colour."""
     if ax is None:
         _, ax = plt.subplots(figsize=(11, 5))

@@ -10,6 +10,10 @@ functions applied to a selection of rows::
 
 A run of a manifest whose ``result.json`` is missing is marked *missing*; a setting with several seeds shows
 mean ± standard deviation (n - 1 in the denominator) over the seeds found and n.
+
+The chapters read stored runs through the same path: :func:`load_settings` gives a :class:`StoredSetting` per
+setting (each seed's ``result.json``, extra files such as ``history.json``, its epochs), and
+:func:`load_stored_recall` the recall runs of chapter 06 with their critical-token scores.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mlm.configs import ConfigError, get_preset
+from mlm.long_range import CriticalScores
 
 
 @dataclass
@@ -120,6 +125,66 @@ def load_settings(specs: Sequence, results: str | Path = "results", files: Seque
                              f"both {setting.group!r} and {spec.group!r}: pass the runs of one group")
         setting.add_seed(Path(results) / spec.group / spec.name, spec.seed, files, optional)
     return settings
+
+
+@dataclass
+class StoredRecall:
+    """One setting's stored recall runs (``python -m mlm reproduce recall``, chapter 06), read from its
+    :class:`StoredSetting`: one entry per finished and scored seed."""
+
+    setting: StoredSetting  # seeds, result.json, critical.json, run folders
+    scores: list[CriticalScores] = field(init=False)  # the model's critical-token scores on the test split
+    extras: list[dict] = field(init=False)  # the rest of critical.json: chance, bigram_totals, source_attention
+
+    def __post_init__(self):
+        critical = self.setting.files["critical.json"]
+        self.scores = [CriticalScores({int(d): (v["accuracy"], v["loss"], v["count"])
+                                       for d, v in c["by_distance"].items()}, None, c["totals"]) for c in critical]
+        self.extras = [{k: v for k, v in c.items() if k not in ("by_distance", "totals")} for c in critical]
+
+    @property
+    def preset(self) -> str:
+        return self.setting.spec.preset
+
+    @property
+    def seeds(self) -> list[int]:
+        return self.setting.seeds
+
+    @property
+    def results(self) -> list[dict]:
+        """result.json per seed: parameters, train_seconds, train_tokens_per_second, threads, ..."""
+        return self.setting.results
+
+    def metrics(self, i: int) -> list[dict]:
+        """The epochs of ``seeds[i]``'s training (its metrics.jsonl), one dict per epoch."""
+        return self.setting.metrics(i)
+
+    def within(self, low: int = 0, high: int | None = None) -> list[float]:
+        """Accuracy with ``low <= d <= high``, one value per seed."""
+        return [s.accuracy_within(low, high) for s in self.scores]
+
+
+def load_stored_recall(runs: dict[str, str], results_dir="results") -> dict[str, StoredRecall]:
+    """{label: :class:`StoredRecall`} for ``runs`` ({label: run name in :mod:`mlm.manifests.recall`, e.g.
+    :data:`~mlm.manifests.recall.FAMILY_RUNS` or the names of its probes}), read from
+    ``results_dir/recall/<run>/seed<k>/``: each seed the manifest lists whose ``critical.json`` is stored.
+
+    Raises ``ValueError`` for a name the manifest lacks and ``FileNotFoundError``, naming the command that
+    produces them, where a run has no scored seed."""
+    from mlm.manifests.recall import RUNS
+
+    unknown = sorted(set(runs.values()) - {spec.base for spec in RUNS})
+    if unknown:
+        raise ValueError(f"the recall manifest has no run {', '.join(map(repr, unknown))}; "
+                         f"`python -m mlm reproduce recall --list` lists its runs")
+    settings = load_settings([spec for spec in RUNS if spec.base in runs.values()], results_dir,
+                             files=["critical.json"])
+    missing = [str(Path(results_dir) / "recall" / run) for run in runs.values() if not settings[run].seeds]
+    if missing:
+        raise FileNotFoundError(f"no stored recall run in {', '.join(missing)}; produce them with "
+                                "`python -m mlm reproduce recall --jobs 2` from the repository root "
+                                "(about an hour on one CPU thread for the 30 runs)")
+    return {label: StoredRecall(settings[run]) for label, run in runs.items()}
 
 
 def _row(setting: StoredSetting) -> Row:

@@ -333,7 +333,7 @@ def test_history_curves_plot_the_mean_ratio_to_the_whole_history():
 
 
 def test_load_stored_recall_reads_the_manifest_seeds_that_were_scored(tmp_path):
-    from mlm.long_range import load_stored_recall
+    from mlm.table import load_stored_recall
 
     def store(run, seed, accuracy, critical=True):
         folder = tmp_path / "recall" / run / f"seed{seed}"
