@@ -33,6 +33,16 @@ class CriticalScores:
     overall: EvalResult | None = None  # every token of the split (None for count models)
     totals: dict = field(default_factory=dict)  # accuracy, loss and count over every critical token
 
+    def to_json(self) -> dict:
+        """``by_distance`` and ``totals`` as stored in ``critical.json`` (:meth:`from_json` reads them back)."""
+        return {"totals": self.totals, "by_distance": {str(d): {"accuracy": a, "loss": l, "count": n}
+                                                       for d, (a, l, n) in self.by_distance.items()}}
+
+    @classmethod
+    def from_json(cls, stored: dict) -> "CriticalScores":
+        return cls({int(d): (v["accuracy"], v["loss"], v["count"]) for d, v in stored["by_distance"].items()},
+                   None, stored["totals"])
+
     @property
     def accuracy(self) -> float:
         return self.totals["accuracy"]

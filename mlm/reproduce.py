@@ -429,8 +429,7 @@ def _critical_scores(run, out: Path) -> None:
     reached = [f for f in found if f["reachable"]]
     atomic_write_json(out / "critical.json", {
         "chance": critical_chance(task.spec)[0],
-        "totals": scores.totals, "test_ppl": scores.overall.perplexity,
-        "by_distance": {str(d): {"accuracy": a, "loss": l, "count": n} for d, (a, l, n) in scores.by_distance.items()},
+        **scores.to_json(), "test_ppl": scores.overall.perplexity,
         "bigram_totals": bigram.totals,
         "source_attention": {"reached": len(reached), "lines": len(found),
                              "weight": sum(f["weight"] for f in reached) / len(reached),

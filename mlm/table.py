@@ -138,8 +138,7 @@ class StoredRecall:
 
     def __post_init__(self):
         critical = self.setting.files["critical.json"]
-        self.scores = [CriticalScores({int(d): (v["accuracy"], v["loss"], v["count"])
-                                       for d, v in c["by_distance"].items()}, None, c["totals"]) for c in critical]
+        self.scores = [CriticalScores.from_json(c) for c in critical]
         self.extras = [{k: v for k, v in c.items() if k not in ("by_distance", "totals")} for c in critical]
 
     @property
