@@ -23,6 +23,7 @@ import re
 import statistics
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
@@ -113,13 +114,14 @@ class StoredSetting:
 
 
 def load_settings(specs: Sequence, results: str | Path = "results", files: Sequence[str] = (),
-                  optional: Sequence[str] = ()) -> dict[str, StoredSetting]:
-    """{setting name: :class:`StoredSetting`} for the runs of ``specs`` (one group, manifest order), reading
-    ``results/GROUP/RUN[/seedK]/``; settings with no finished seed are there, with no seeds."""
+                  optional: Sequence[str] = (), kind: type = StoredSetting) -> dict[str, StoredSetting]:
+    """{setting name: ``kind``, a :class:`StoredSetting` or subclass} for the runs of ``specs`` (one group,
+    manifest order), reading ``results/GROUP/RUN[/seedK]/``; settings with no finished seed are there, with
+    no seeds."""
     settings: dict[str, StoredSetting] = {}
     for spec in specs:
-        setting = settings.setdefault(spec.base, StoredSetting(spec.group, spec.base, spec=spec,
-                                                                files={f: [] for f in (*files, *optional)}))
+        setting = settings.setdefault(spec.base, kind(spec.group, spec.base, spec=spec,
+                                                       files={f: [] for f in (*files, *optional)}))
         if setting.group != spec.group:
             raise ValueError(f"load_settings reads one group at a time, but the setting {spec.base!r} is in "
                              f"both {setting.group!r} and {spec.group!r}: pass the runs of one group")
@@ -128,35 +130,24 @@ def load_settings(specs: Sequence, results: str | Path = "results", files: Seque
 
 
 @dataclass
-class StoredRecall:
-    """One setting's stored recall runs (``python -m mlm reproduce recall``, chapter 06), read from its
-    :class:`StoredSetting`: one entry per finished and scored seed."""
-
-    setting: StoredSetting  # seeds, result.json, critical.json, run folders
-    scores: list[CriticalScores] = field(init=False)  # the model's critical-token scores on the test split
-    extras: list[dict] = field(init=False)  # the rest of critical.json: chance, bigram_totals, source_attention
-
-    def __post_init__(self):
-        critical = self.setting.files["critical.json"]
-        self.scores = [CriticalScores.from_json(c) for c in critical]
-        self.extras = [{k: v for k, v in c.items() if k not in ("by_distance", "totals")} for c in critical]
+class StoredRecall(StoredSetting):
+    """One setting's stored recall runs (``python -m mlm reproduce recall``, chapter 06): a
+    :class:`StoredSetting` whose seeds all have a ``critical.json``, with its scores read once."""
 
     @property
     def preset(self) -> str:
-        return self.setting.spec.preset
+        return self.spec.preset
 
-    @property
-    def seeds(self) -> list[int]:
-        return self.setting.seeds
+    @cached_property
+    def scores(self) -> list[CriticalScores]:
+        """The model's critical-token scores on the test split, one per seed."""
+        return [CriticalScores.from_json(c) for c in self.files["critical.json"]]
 
-    @property
-    def results(self) -> list[dict]:
-        """result.json per seed: parameters, train_seconds, train_tokens_per_second, threads, ..."""
-        return self.setting.results
-
-    def metrics(self, i: int) -> list[dict]:
-        """The epochs of ``seeds[i]``'s training (its metrics.jsonl), one dict per epoch."""
-        return self.setting.metrics(i)
+    @cached_property
+    def extras(self) -> list[dict]:
+        """The rest of each seed's critical.json: chance, bigram_totals, source_attention, test_ppl."""
+        return [{k: v for k, v in c.items() if k not in ("by_distance", "totals")}
+                for c in self.files["critical.json"]]
 
     def within(self, low: int = 0, high: int | None = None) -> list[float]:
         """Accuracy with ``low <= d <= high``, one value per seed."""
@@ -177,13 +168,13 @@ def load_stored_recall(runs: dict[str, str], results_dir="results") -> dict[str,
         raise ValueError(f"the recall manifest has no run {', '.join(map(repr, unknown))}; "
                          f"`python -m mlm reproduce recall --list` lists its runs")
     settings = load_settings([spec for spec in RUNS if spec.base in runs.values()], results_dir,
-                             files=["critical.json"])
+                             files=["critical.json"], kind=StoredRecall)
     missing = [str(Path(results_dir) / "recall" / run) for run in runs.values() if not settings[run].seeds]
     if missing:
         raise FileNotFoundError(f"no stored recall run in {', '.join(missing)}; produce them with "
                                 "`python -m mlm reproduce recall --jobs 2` from the repository root "
                                 "(about an hour on one CPU thread for the 30 runs)")
-    return {label: StoredRecall(settings[run]) for label, run in runs.items()}
+    return {label: settings[run] for label, run in runs.items()}
 
 
 def _row(setting: StoredSetting) -> Row:
