@@ -352,9 +352,15 @@ else:
 #
 # The claims, and what this chapter's numbers say about each (the verdicts are computed by
 # `mlm.claims.verdict` from the per-seed test perplexities):
+#
+# The last rows of the table are the paper's claims at a width that converges on a CPU, read from the runs
+# that `python -m mlm reproduce cpu` stores in `results/` (the README's *Reproduction status* shows the same
+# rows). A claim whose runs are not stored yet says so, with the command that trains them.
 
 # %%
 from mlm.claims import UNTESTABLE, Claim, show_claims, verdict
+from mlm.manifests import cpu
+from mlm.table import stored_claims
 
 converged = size == "full"
 small, tied = ours["zaremba2014-small"]["test"], ours["press2017-small-tied"]["test"]
@@ -377,6 +383,7 @@ claims = [
           f"bigram {baseline_test:.1f}; worst network {max(max(r['test']) for r in rows):.1f}",
           verdict([run.result["test_ppl"] for run in runs.values()], baseline_test, converged=converged)),
 ]
+claims += stored_claims([c for c in cpu.CLAIMS if c.chapter == "01"], "cpu", "../results")  # converged on CPU
 show_claims(claims);
 
 # %% [markdown]

@@ -616,9 +616,15 @@ for temperature in (0.6, 1.0):
 # parameters. WikiText-2 (Table 2): single 73.7 / 69.7, combined 74.3 / 70.8, 50M parameters.
 #
 # The claims, with verdicts computed by `mlm.claims.verdict` from the test perplexities above:
+#
+# The last rows of the table are the paper's claims at a width that converges on a CPU, read from the runs
+# that `python -m mlm reproduce cpu` stores in `results/` (the README's *Reproduction status* shows the same
+# rows). A claim whose runs are not stored yet says so, with the command that trains them.
 
 # %%
 from mlm.claims import UNTESTABLE, Claim, show_claims, verdict
+from mlm.manifests import cpu
+from mlm.table import stored_claims
 
 converged = size == "full"
 test = {label: [r["test"]] for label, r in by_label.items()}  # one seed per model
@@ -641,6 +647,7 @@ claims = [
           f"bigram {baseline['bigram_test']:.1f}; worst network {max(r['test'] for r in rows):.1f}",
           "supported" if max(r["test"] for r in rows) < baseline["bigram_test"] else "contradicted"),
 ]
+claims += stored_claims([c for c in cpu.CLAIMS if c.chapter == "02"], "cpu", "../results")  # converged on CPU
 show_claims(claims);
 
 # %% [markdown]

@@ -647,6 +647,10 @@ for name in ("kv-L10", "kvp-L5", "kvp-L15"):
 # vocabulary); ours are on WikiText-2 (600 articles, 2.1M tokens, 33k words), in the reduced size (articles cut
 # to 100 tokens, 5k words, widths / 3, 5 short epochs) and, for six models, the longer runs of section 7.
 # The values cannot be compared across the columns; the ordering of the rows can.
+#
+# The last rows of the table are the paper's claims at a width that converges on a CPU, read from the runs
+# that `python -m mlm reproduce cpu` stores in `results/` (the README's *Reproduction status* shows the same
+# rows). A claim whose runs are not stored yet says so, with the command that trains them.
 
 # %%
 medium_names = {("lstm", None): "lstm", ("attention", 10): "attention-L10", ("kv", 10): "kv-L10",
@@ -664,6 +668,8 @@ for key, name in medium_names.items():
 
 # %%
 from mlm.claims import UNTESTABLE, Claim, show_claims, verdict
+from mlm.manifests import cpu
+from mlm.table import stored_claims
 
 converged = size == "full"
 all_learned = all((k, 15) in learned for k in KINDS)  # span measurements mean something only then
@@ -704,6 +710,7 @@ claims = [
           f"bigram {baseline['bigram_test']:.1f}; {len(learned)} of {len(runs)} networks beat it",
           "supported" if len(learned) == len(runs) else "contradicted"),
 ]
+claims += stored_claims([c for c in cpu.CLAIMS if c.chapter == "03"], "cpu", "../results")  # converged on CPU
 show_claims(claims);
 
 # %%

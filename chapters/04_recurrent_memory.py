@@ -717,9 +717,15 @@ memory_explorer({label: runs[label].model for label in ("RM(+tM-g)", "RMR(-tM-g)
 #
 # Each verdict is computed from the numbers above (`mlm.claims`): one seed ranks nothing, and a run stopped
 # after a few epochs is "not converged".
+#
+# The last rows of the table are the paper's claims at a width that converges on a CPU, read from the runs
+# that `python -m mlm reproduce cpu` stores in `results/` (the README's *Reproduction status* shows the same
+# rows). A claim whose runs are not stored yet says so, with the command that trains them.
 
 # %%
 from mlm.claims import CONTRADICTED, OVERLAP, SUPPORTED, UNTESTABLE, Claim, show_claims, verdict
+from mlm.manifests import cpu
+from mlm.table import stored_claims
 
 
 def shape_verdict(avg):
@@ -779,6 +785,7 @@ claims.append(Claim("(our check) The neural models complete sentences better tha
                     f"model, {best_count:.1f}%; {100 * tied:.0f}% of the questions have merged candidates",
                     f"{UNTESTABLE} (ties)" if tied > 0.5 else
                     (SUPPORTED if all(above) else CONTRADICTED if all(below) else OVERLAP) + ", not converged"))
+claims += stored_claims([c for c in cpu.CLAIMS if c.chapter == "04"], "cpu", "../results")  # converged on CPU
 show_claims(claims);
 
 # %% [markdown]

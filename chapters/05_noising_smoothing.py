@@ -50,8 +50,10 @@ from mlm.baselines import count_baseline
 from mlm.book import record
 from mlm.claims import UNTESTABLE, Claim, show_claims, spread, verdict
 from mlm.data import Vocabulary
+from mlm.manifests import cpu
 from mlm.regularizers import (DataNoising, VariationalSmoothing, bigram_counts, evaluate_sampled, l2_coefficients,
                               noising_scheme, row_types, training_stream)
+from mlm.table import stored_claims
 from mlm.training import build_batches
 from mlm.utils import set_seed
 from mlm.widgets import noising_explorer
@@ -569,6 +571,10 @@ except ImportError:
 # Each verdict below is computed from the numbers above (`mlm.claims.verdict`: three seeds on both sides, every
 # seed of one model better than every seed of the other). Where the vanilla model has not begun to overfit, a
 # regularizer has nothing to correct, and the chapter's runs cannot test the paper's ranking of regularizers.
+#
+# The last rows of the table are the paper's claims at a width that converges on a CPU, read from the runs
+# that `python -m mlm reproduce cpu` stores in `results/` (the README's *Reproduction status* shows the same
+# rows). A claim whose runs are not stored yet says so, with the command that trains them.
 
 # %%
 converged = size == "full"
@@ -616,6 +622,7 @@ claims = [
           f"VS-KN valid: mean {vs_kn['mean']:.1f}, mode {vs_kn['mode']:.1f} (1 seed); {size_note}",
           verdict([vs_kn["mean"]], [vs_kn["mode"]], converged=converged)),
 ]
+claims += stored_claims([c for c in cpu.CLAIMS if c.chapter == "05"], "cpu", "../results")  # converged on CPU
 show_claims(claims);
 
 # %%

@@ -376,7 +376,8 @@ assert all(abs(c / budget - 1) < 0.10 for c in counts.values())
 # the 15 epochs (the schedule had run its course), *not converged* otherwise.
 
 # %%
-from mlm.claims import SUPPORTED, Claim, show_claims, show_markdown, verdict
+from mlm.claims import SUPPORTED, Claim, show_claims, show_markdown
+from mlm.table import paper_numbers, stored_claims
 
 def read_bench(name: str) -> dict:
     path = Path(results_dir) / name
@@ -389,10 +390,6 @@ def read_bench(name: str) -> dict:
 bench = read_bench("bench-compare-cpu.json")
 
 
-def converged(setting) -> bool:
-    return all(r["best_epoch"] < r["epochs_run"] for r in setting.results)
-
-
 def change(model: list[float], reference: list[float]) -> float:
     return statistics.mean(model) / statistics.mean(reference) - 1
 
@@ -400,7 +397,7 @@ def change(model: list[float], reference: list[float]) -> float:
 test = {name: s.values("test_ppl") for name, s in settings.items()}
 control = {name: compare.PAPER[name][0] for name in compare.PAPER}  # the family each one is measured against
 ours = {name: change(test[name], test[c]) for name, c in control.items() if test[name] and test[c]}
-paper = {name: compare.paper_numbers(name) for name in compare.PAPER}  # (model, control, source)
+paper = {claim.model: paper_numbers(claim) for claim in compare.CLAIMS}  # (model, control, source)
 
 
 def paper_change(name: str) -> float:
@@ -418,7 +415,7 @@ for name, s in settings.items():
     speed = (f"{row['train_tokens_per_second']:,.0f} | {lstm_row['train_tokens_per_second'] / row['train_tokens_per_second']:.2f}x | "
              f"{same['train_tokens_per_second'] / row['train_tokens_per_second']:.2f}x | {row['peak_memory_mb']:,.0f}"
              if row and lstm_row and same else "– | – | – | –")
-    quality = (f"{spread(s.values('best_valid_ppl'))} | {spread(test[name])} | {'yes' if converged(s) else 'no'}"
+    quality = (f"{spread(s.values('best_valid_ppl'))} | {spread(test[name])} | {'yes' if s.converged() else 'no'}"
                if s.seeds else f"missing (0 of {s.expected} seeds) | | ")
     lines.append(f"| {LABEL[name]} | {counts[name]:,} | {quality} | {ours_cell} | {paper_cell} | {speed} |")
 show_markdown("\n".join(lines))
@@ -585,29 +582,7 @@ print("the cost of cutting the history to k words, in % of the perplexity with t
 # stored. The last row puts Daniluk et al.'s observation about short spans to every family at once.
 
 # %%
-CLAIMS = {  # family: the paper's claim, in our words
-    "tied": "Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
-    "attentive-single": "Attention over the sentence so far, single score (Eq. 9), beats the LSTM (Salton et al. 2017, Table 1)",
-    "attentive-combined": "The same with the combined score (Eq. 10) (Salton et al. 2017, Table 1)",
-    "window-L5": "Attention over the last 5 outputs beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "kv-L5": "Splitting each output into key and value beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "kvp-L5": "Key, value and predict parts beat the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "ngram4": "The 4-gram RNN, with no attention at all, beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "rm-tm-g": "The Recurrent Memory block on top of the LSTM beats it (Tran et al. 2016, Table 2)",
-    "rmr-notm-g": "RMR, the block between two LSTM layers, beats the LSTM (Tran et al. 2016, Table 2)",
-    "vs-kn-tied": "Variational smoothing (Kneser-Ney) beats the plain tied LSTM (Kong et al. 2019, Table 2)",
-}
-claims = []
-for name, text in CLAIMS.items():
-    mine, theirs = settings[name], settings[control[name]]
-    reported = f"paper {paper[name][0]:g} vs {paper[name][1]:g}"
-    if name not in ours:
-        claims.append(Claim(text, f"{reported}; ours: not run yet ({len(mine.seeds)} and {len(theirs.seeds)} "
-                                  "seeds stored)", "not run yet"))
-        continue
-    claims.append(Claim(text, f"{reported}; ours {spread(test[name])} vs {spread(test[control[name]])} "
-                              f"({ours[name]:+.1%})",
-                        verdict(test[name], test[control[name]], converged=converged(mine) and converged(theirs))))
+claims = stored_claims(compare.CLAIMS, "compare", results_dir)  # one row per claim of mlm.manifests.compare
 
 
 def span_verdict(curves: dict, k: int = 5, tolerance: float = 0.01) -> str:
@@ -629,7 +604,7 @@ claims.append(Claim("Language models of this kind use only a short history: Dani
                     "cost of cutting the history to 5 words: " + ", ".join(f"{label} {100 * v:+.1f}%"
                                                                           for label, v in cut5.items()),
                     span_verdict(curves)))
-show_claims(claims)
+show_claims(claims);
 
 # %% [markdown]
 # **The verdict, as far as the runs go.** Under one recipe and one parameter count, with three seeds on each
@@ -662,7 +637,8 @@ assert {name: len(s.seeds) for name, s in settings.items()} == {
 lstm_range = (min(test["lstm"]), max(test["lstm"]))
 assert max(test["tied"]) < lstm_range[0] - 4 and max(test[smoothed]) < min(test["tied"])
 assert ours["tied"] < paper_change("tied") and ours[smoothed] < paper_change(smoothed)
-assert [c.verdict for c in claims if c.claim in (CLAIMS["tied"], CLAIMS[smoothed])] == [SUPPORTED, SUPPORTED]
+paper_verdicts = {c.model: row.verdict for c, row in zip(compare.CLAIMS, claims)}
+assert paper_verdicts["tied"] == paper_verdicts[smoothed] == SUPPORTED
 assert min(test["attentive-single"] + test["attentive-combined"]) > lstm_range[1]
 assert lstm_range[0] <= test["window-L5"][0] <= lstm_range[1]
 assert lstm_range[0] - 1 < test["kv-L5"][0] < lstm_range[0]

@@ -11,6 +11,10 @@ used everywhere (lower perplexity is better):
   direction holds for this budget and says nothing about the paper's full-size numbers.
 
 ``Claim.evidence`` is written by the chapter from the same numbers (see :func:`spread`).
+
+Claims that a manifest's stored runs test (the cpu manifest's, chapter 06's) are declared once as
+:class:`PaperClaim` beside the manifest; :func:`mlm.table.stored_claims` turns them into claims rows from
+whatever ``results/`` holds, for the chapters and for the README's table.
 """
 
 from __future__ import annotations
@@ -34,6 +38,25 @@ class Claim:
     claim: str  # the paper's claim in the chapter's words, with its source (table, section)
     evidence: str  # what the chapter measured: numbers, sizes, seeds
     verdict: str  # from :func:`verdict`, or UNTESTABLE with the reason in ``evidence``
+
+
+NOT_RUN = "not run yet"
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """A paper's claim that a manifest tests: its run ``model`` against its run ``control`` (both in
+    ``group``), beside the pair the paper reported (the ``key`` numbers, e.g. ``test``, of the presets
+    ``paper_model`` and ``paper_control``). ``chapter`` is the chapter whose claims table shows it."""
+
+    text: str  # the claim in the book's words, with its source
+    group: str
+    model: str
+    control: str
+    paper_model: str
+    paper_control: str
+    key: str = "test"
+    chapter: str = ""
 
 
 def spread(values: Sequence[float], digits: int = 1) -> str:
@@ -72,11 +95,16 @@ def verdict(model: Sequence[float], control: Sequence[float] | float, *, min_see
     return text if converged else f"{text}, not converged"
 
 
+def markdown_cell(text) -> str:
+    """``text`` made safe for one cell of a Markdown table (pipes escaped, on one line)."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
 def claims_markdown(claims: Iterable[Claim]) -> str:
     """The claims as a Markdown table (| claim | our evidence | verdict |)."""
-    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["| the paper's claim | our evidence | verdict |", "|---|---|---|"]
-    lines += [f"| {cell(c.claim)} | {cell(c.evidence)} | **{cell(c.verdict)}** |" for c in claims]
+    lines += [f"| {markdown_cell(c.claim)} | {markdown_cell(c.evidence)} | **{markdown_cell(c.verdict)}** |"
+              for c in claims]
     return "\n".join(lines)
 
 

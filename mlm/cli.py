@@ -294,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", help="the results folder (default: results)")
     p.add_argument("--out", help="Markdown file to write (default: RESULTS/TABLE.md; '-' prints only)")
     p.add_argument("--figure", help="PNG to write (default: beside --out, TABLE.png)")
+    p.add_argument("--readme", default="README.md",
+                   help="README whose claims block is regenerated (default: README.md; '-' leaves it)")
     p.set_defaults(func=cmd_table)
     return parser
 

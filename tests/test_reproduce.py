@@ -248,9 +248,75 @@ def test_compare_bench_rows_and_paper_claims():
     assert set(compare.LABELS) == set(compare.FAMILIES)
     for name, (control, model_preset, control_preset, key) in compare.PAPER.items():
         assert control in compare.FAMILIES and control != name
-        assert isinstance(get_preset(model_preset).paper[key], float)
-        assert isinstance(get_preset(control_preset).paper[key], float)
+    assert [c.model for c in compare.CLAIMS] == list(compare.PAPER)
     assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
+
+
+@pytest.mark.parametrize("manifest", ["cpu", "compare"])
+def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(manifest):
+    """Each claim shown in a chapter and the README pairs two runs its manifest trains, in one group, with
+    two numbers the paper reported (the presets' ``paper`` entries)."""
+    from mlm.table import paper_numbers
+
+    module = rp.importlib.import_module(f"mlm.manifests.{manifest}")
+    runs = {(s.group, s.base) for s in rp.load_manifest(manifest)}
+    assert module.CLAIMS
+    for claim in module.CLAIMS:
+        assert {(claim.group, claim.model), (claim.group, claim.control)} <= runs, claim
+        assert claim.model != claim.control and claim.chapter in {f"0{i}" for i in range(7)}
+        model, control, source = paper_numbers(claim)
+        assert isinstance(model, float) and isinstance(control, float) and source
+
+
+def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
+    """The README's claims table is what `python -m mlm table` makes of results/ (run it after adding runs);
+    update_readme replaces only the block, and leaves a file without markers alone."""
+    from mlm.table import README_BEGIN, README_END, readme_block, readme_claims, update_readme
+
+    root = Path(__file__).resolve().parents[1]
+    assert readme_block(root / "README.md") == readme_claims(root / "results"), \
+        "README.md's claims table is out of date: run `python -m mlm table` and commit README.md"
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{README_BEGIN}\nold\n{README_END}\nafter\n")
+    assert update_readme(readme, "new") and readme.read_text() == f"# x\n{README_BEGIN}\nnew\n{README_END}\nafter\n"
+    assert readme_block(readme) == "new"
+    readme.write_text("no block\n")
+    assert not update_readme(readme, "new") and readme.read_text() == "no block\n"
+
+
+def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
+    """No runs: "not run yet" with the command; three seeds a side, every model seed better and every run
+    ending before its last epoch: supported; a seed whose best epoch is its last: not converged; one
+    unknown run name: a clear error."""
+    from mlm.claims import NOT_RUN, ONE_SEED, SUPPORTED, PaperClaim
+    from mlm.table import stored_claims
+
+    claim = PaperClaim("tying helps", "compare-ptb", "tied", "lstm", "press2017-small-tied", "zaremba2014-small")
+    [row] = stored_claims([claim], "compare", tmp_path)
+    assert row.verdict == NOT_RUN and "reproduce compare --only 'compare-ptb/*'" in row.evidence
+    assert "seeds stored: tied 0/3, lstm 0/3" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
+
+    def store(run, seed, test_ppl, best_epoch=5):
+        folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(json.dumps({"test_ppl": test_ppl, "best_valid_ppl": test_ppl + 4,
+                                                        "best_epoch": best_epoch, "epochs_run": 15}))
+
+    for seed in range(3):
+        store("lstm", seed, 118 + seed)
+    store("tied", 0, 112)
+    [row] = stored_claims([claim], "compare", tmp_path)
+    assert row.verdict == ONE_SEED and "112.0 (1 seed) vs 119.0 ± 1.0 (3 seeds) (-5.9%)" in row.evidence
+    store("tied", 1, 113)
+    store("tied", 2, 114)
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == SUPPORTED
+    (tmp_path / "compare-ptb" / "tied" / "seed2" / "result.json").unlink()
+    (tmp_path / "compare-ptb" / "tied" / "seed2").rmdir()
+    store("tied", 2, 114, best_epoch=15)
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == f"{SUPPORTED}, not converged"
+    with pytest.raises(ValueError, match="does not run in 'compare-ptb'"):
+        stored_claims([PaperClaim("x", "compare-ptb", "nosuch", "lstm", "press2017-small-tied",
+                                  "zaremba2014-small")], "compare", tmp_path)
 
 
 def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, capsys):

@@ -17,7 +17,7 @@ with the history cut to k words (the ``history-cut`` post-step, k = 1, 2, 5, 10,
 
 import dataclasses
 
-from mlm.configs import get_preset
+from mlm.claims import PaperClaim
 from mlm.reproduce import runs
 
 SEEDS = (0, 1, 2)
@@ -71,7 +71,23 @@ PAPER = {
     "rmr-notm-g": ("lstm", "tran2016-ptb-rmr-notm-g", "tran2016-ptb-lstm1", "test_en_news"),
     "vs-kn-tied": ("tied", "kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vanilla-tied", "test"),
 }
-
+# Each paper's claim in the book's words: chapter 06's verdict page (:func:`mlm.table.stored_claims`).
+_CLAIM_TEXTS = {
+    "tied": "Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
+    "attentive-single": "Attention over the sentence so far, single score (Eq. 9), beats the LSTM "
+                        "(Salton et al. 2017, Table 1)",
+    "attentive-combined": "The same with the combined score (Eq. 10) (Salton et al. 2017, Table 1)",
+    "window-L5": "Attention over the last 5 outputs beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+    "kv-L5": "Splitting each output into key and value beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+    "kvp-L5": "Key, value and predict parts beat the LSTM (Daniluk et al. 2017, Fig. 2)",
+    "ngram4": "The 4-gram RNN, with no attention at all, beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+    "rm-tm-g": "The Recurrent Memory block on top of the LSTM beats it (Tran et al. 2016, Table 2)",
+    "rmr-notm-g": "RMR, the block between two LSTM layers, beats the LSTM (Tran et al. 2016, Table 2)",
+    "vs-kn-tied": "Variational smoothing (Kneser-Ney) beats the plain tied LSTM (Kong et al. 2019, Table 2)",
+}
+CLAIMS = [PaperClaim(_CLAIM_TEXTS[name], "compare-ptb", name, control, model_preset, control_preset, key,
+                     chapter="06")
+          for name, (control, model_preset, control_preset, key) in PAPER.items()]
 # the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
 # same size (the bench's "same-size LSTM")
 HEAD_KEYS = ("model.head", "model.attention_score", "model.window_size", "model.window_kind", "model.ngram_n",
@@ -111,10 +127,3 @@ def _bench_specs() -> tuple[list, dict]:
 
 
 BENCH, SAME_SIZE = _bench_specs()  # SAME_SIZE: family -> the bench row of its same-size LSTM
-
-
-def paper_numbers(name: str) -> tuple[float, float, str]:
-    """The paper's test perplexity of family ``name`` and of the paper's control, and where they are from."""
-    _, model_preset, control_preset, key = PAPER[name]
-    model, control = get_preset(model_preset).paper, get_preset(control_preset).paper
-    return model[key], control[key], f"{model['source']}; control: {control['source']}"
