@@ -395,7 +395,7 @@ def change(model: list[float], reference: list[float]) -> float:
 
 
 test = {name: s.values("test_ppl") for name, s in settings.items()}
-control = {name: compare.PAPER[name][0] for name in compare.PAPER}  # the family each one is measured against
+control = {claim.model: claim.control for claim in compare.CLAIMS}  # the family each one is measured against
 ours = {name: change(test[name], test[c]) for name, c in control.items() if test[name] and test[c]}
 paper = {claim.model: paper_numbers(claim) for claim in compare.CLAIMS}  # (model, control, source)
 

@@ -54,40 +54,36 @@ LABELS = {
     "rmr-notm-g": "RMR(-tM-g), n = 15", "vs-kn-tied": "tied LSTM + VS-KN",
 }
 
-# family -> (its control in this group, the paper's model preset, the paper's control preset, the key of
-# the presets' ``paper`` numbers): each paper's own claim is its model's test perplexity against its
-# control's, under the paper's protocol and size. Salton et al. compare with Zaremba's medium LSTM (20M
-# parameters, not a same-size control); Daniluk et al.'s numbers are from their 22.5M-word Wikipedia corpus;
-# Tran et al.'s 1-layer LSTM is reported on English news only (Table 2), so their news numbers are used.
-PAPER = {
-    "tied": ("lstm", "press2017-small-tied", "zaremba2014-small", "test"),
-    "attentive-single": ("lstm", "salton2017-ptb-single", "zaremba2014-medium", "test"),
-    "attentive-combined": ("lstm", "salton2017-ptb-combined", "zaremba2014-medium", "test"),
-    "window-L5": ("lstm", "daniluk2017-wt2-attention-L5", "daniluk2017-wt2-lstm", "test"),
-    "kv-L5": ("lstm", "daniluk2017-wt2-kv-L5", "daniluk2017-wt2-lstm", "test"),
-    "kvp-L5": ("lstm", "daniluk2017-wt2-kvp-L5", "daniluk2017-wt2-lstm", "test"),
-    "ngram4": ("lstm", "daniluk2017-wt2-ngram4", "daniluk2017-wt2-lstm", "test"),
-    "rm-tm-g": ("lstm", "tran2016-ptb-rm-tm-g", "tran2016-ptb-lstm1", "test_en_news"),
-    "rmr-notm-g": ("lstm", "tran2016-ptb-rmr-notm-g", "tran2016-ptb-lstm1", "test_en_news"),
-    "vs-kn-tied": ("tied", "kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vanilla-tied", "test"),
-}
-# Each paper's claim in the book's words: chapter 06's verdict page (:func:`mlm.table.stored_claims`).
-_CLAIM_TEXTS = {
-    "tied": "Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
-    "attentive-single": "Attention over the sentence so far, single score (Eq. 9), beats the LSTM "
-                        "(Salton et al. 2017, Table 1)",
-    "attentive-combined": "The same with the combined score (Eq. 10) (Salton et al. 2017, Table 1)",
-    "window-L5": "Attention over the last 5 outputs beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "kv-L5": "Splitting each output into key and value beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "kvp-L5": "Key, value and predict parts beat the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "ngram4": "The 4-gram RNN, with no attention at all, beats the LSTM (Daniluk et al. 2017, Fig. 2)",
-    "rm-tm-g": "The Recurrent Memory block on top of the LSTM beats it (Tran et al. 2016, Table 2)",
-    "rmr-notm-g": "RMR, the block between two LSTM layers, beats the LSTM (Tran et al. 2016, Table 2)",
-    "vs-kn-tied": "Variational smoothing (Kneser-Ney) beats the plain tied LSTM (Kong et al. 2019, Table 2)",
-}
-CLAIMS = [PaperClaim(_CLAIM_TEXTS[name], "compare-ptb", name, control, model_preset, control_preset, key,
-                     chapter="06")
-          for name, (control, model_preset, control_preset, key) in PAPER.items()]
+# Each paper's claim in the book's words (chapter 06's verdict page, :func:`mlm.table.stored_claims`): the
+# family against its control in this group, beside the pair the paper reported under its own protocol and
+# size (the presets' ``paper`` numbers). Salton et al. compare with Zaremba's medium LSTM (20M parameters, not
+# a same-size control); Daniluk et al.'s numbers are from their 22.5M-word Wikipedia corpus; Tran et al.'s
+# 1-layer LSTM is reported on English news only (Table 2), so their news numbers are used.
+_DANILUK, _TRAN = "daniluk2017-wt2", "tran2016-ptb"
+CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_preset, key, chapter="06")
+          for text, name, control, model_preset, control_preset, key in [
+    ("Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
+     "tied", "lstm", "press2017-small-tied", "zaremba2014-small", "test"),
+    ("Attention over the sentence so far, single score (Eq. 9), beats the LSTM (Salton et al. 2017, Table 1)",
+     "attentive-single", "lstm", "salton2017-ptb-single", "zaremba2014-medium", "test"),
+    ("The same with the combined score (Eq. 10) (Salton et al. 2017, Table 1)",
+     "attentive-combined", "lstm", "salton2017-ptb-combined", "zaremba2014-medium", "test"),
+    ("Attention over the last 5 outputs beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+     "window-L5", "lstm", f"{_DANILUK}-attention-L5", f"{_DANILUK}-lstm", "test"),
+    ("Splitting each output into key and value beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+     "kv-L5", "lstm", f"{_DANILUK}-kv-L5", f"{_DANILUK}-lstm", "test"),
+    ("Key, value and predict parts beat the LSTM (Daniluk et al. 2017, Fig. 2)",
+     "kvp-L5", "lstm", f"{_DANILUK}-kvp-L5", f"{_DANILUK}-lstm", "test"),
+    ("The 4-gram RNN, with no attention at all, beats the LSTM (Daniluk et al. 2017, Fig. 2)",
+     "ngram4", "lstm", f"{_DANILUK}-ngram4", f"{_DANILUK}-lstm", "test"),
+    ("The Recurrent Memory block on top of the LSTM beats it (Tran et al. 2016, Table 2)",
+     "rm-tm-g", "lstm", f"{_TRAN}-rm-tm-g", f"{_TRAN}-lstm1", "test_en_news"),
+    ("RMR, the block between two LSTM layers, beats the LSTM (Tran et al. 2016, Table 2)",
+     "rmr-notm-g", "lstm", f"{_TRAN}-rmr-notm-g", f"{_TRAN}-lstm1", "test_en_news"),
+    ("Variational smoothing (Kneser-Ney) beats the plain tied LSTM (Kong et al. 2019, Table 2)",
+     "vs-kn-tied", "tied", "kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vanilla-tied", "test"),
+]]
+
 # the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
 # same size (the bench's "same-size LSTM")
 HEAD_KEYS = ("model.head", "model.attention_score", "model.window_size", "model.window_kind", "model.ngram_n",
