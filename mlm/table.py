@@ -348,23 +348,29 @@ def readme_claims(results: str | Path = "results") -> str:
     return "\n\n".join(tables)
 
 
+def _block(readme: str) -> tuple[int, int] | None:
+    """Where the generated block's text starts and ends in ``readme`` (None without both markers)."""
+    start, end = readme.find(README_BEGIN), readme.find(README_END)
+    return (start + len(README_BEGIN) + 1, end) if 0 <= start < end else None
+
+
 def update_readme(path: str | Path, text: str) -> bool:
     """Replace the block between :data:`README_BEGIN` and :data:`README_END` in ``path`` by ``text``;
     False (the file untouched) where the file or its markers are missing."""
     path = Path(path)
     readme = path.read_text() if path.is_file() else ""
-    start, end = readme.find(README_BEGIN), readme.find(README_END)
-    if start < 0 or end < start:
+    span = _block(readme)
+    if span is None:
         return False
-    path.write_text(f"{readme[:start]}{README_BEGIN}\n{text}\n{readme[end:]}")
+    path.write_text(f"{readme[:span[0]]}{text}\n{readme[span[1]:]}")
     return True
 
 
 def readme_block(path: str | Path) -> str | None:
     """The generated block of the README at ``path`` as it stands (None without markers)."""
     readme = Path(path).read_text()
-    start, end = readme.find(README_BEGIN), readme.find(README_END)
-    return readme[start + len(README_BEGIN) + 1:end - 1] if 0 <= start < end else None
+    span = _block(readme)
+    return readme[span[0]:span[1] - 1] if span else None
 
 
 def main(args) -> int:
