@@ -448,10 +448,10 @@ if bench and repeat:
               f"time × same-size LSTM {same_ratios[name][0]:.2f} / {same_ratios[name][1]:.2f}")
 
 # %% [markdown]
-# **What the table says so far.** The runs are not all in: the LSTM, the tied LSTM, smoothing on top of it and
-# Salton's single score have their three seeds, the seven other families one seed each; their second and third
-# seeds are still to be trained. With one seed a family ranks nothing; what one seed can show is a difference far outside the LSTM's
-# own spread of seeds. So far:
+# **What the table says so far.** The runs are not all in: the LSTM, the tied LSTM, smoothing on top of it,
+# Salton's single score and Tran's two memory models have their three seeds, the five other families one seed
+# each; their second and third seeds are still to be trained. With one seed a family ranks nothing; what one
+# seed can show is a difference far outside the LSTM's own spread of seeds. So far:
 #
 # * **Every stored run ran its schedule out.** Each reached its best validation perplexity by epoch 10 of 15,
 #   smoothing by epoch 11 (its noise holds off overfitting a little longer); by then the learning rate has been
@@ -476,19 +476,20 @@ if bench and repeat:
 #   The three heads that split their outputs are also the widest at this parameter count (214 and 279 units
 #   against the window head's 123), and perplexity follows the width: the order may come from the width as
 #   much as from the memory.
-# * **Tran's Recurrent Memory loses at this count.** RM(+tM-g) lands 4.4 points above every LSTM seed (122.7),
-#   where Tran et al. reported 11% better than their LSTM. In the paper the block sits on an LSTM of the same
-#   width as the control, with more parameters in all; at a matched count its matrices leave the LSTM under it
-#   only 66 units against the control's 128, and that LSTM is what carries the sentence. RMR(-tM-g), which
-#   splits the same count over two LSTM layers of 65 units and the block, is worse still (137.2, 16% above the
-#   LSTM): its training perplexity ends at 92, where every other model without smoothing reaches 40 to 66, so it
-#   is too narrow to fit even the training text.
+# * **Tran's Recurrent Memory loses at this count, in every seed.** RM(+tM-g)'s three seeds (122.7-124.2) all
+#   land more than 4 points above every LSTM seed (117.6-118.3), a change of +4.4%, where Tran et al. reported
+#   11% better than their LSTM. In the paper the block sits on an LSTM of the same width as the control, with
+#   more parameters in all; at a matched count its matrices leave the LSTM under it only 66 units against the
+#   control's 128, and that LSTM is what carries the sentence. RMR(-tM-g), which splits the same count over two
+#   LSTM layers of 65 units and the block, is worse still in every seed (135.7-138.8, +16.2%): its training
+#   perplexity ends at 91-94, where every other model without smoothing reaches 40 to 66, so it is too narrow to
+#   fit even the training text.
 # * **Kong's smoothing gains on top of tying, in every seed.** Variational smoothing with Kneser-Ney noise
 #   takes the tied LSTM from 112.9 to 105.6 (-6.5%; its seeds, 105.1-106.1, all lie below every plain tied seed),
 #   where Kong et al. report -4.6% (74.0 to 70.6) for a 512-wide tied LSTM trained with dropout. This recipe
 #   has no dropout, so the plain tied model overfits early (its best epoch is the 5th or 6th) and a regulariser
 #   has room to help; whether smoothing adds as much beside dropout, these runs do not say.
-# * One seed each for the seven other heads: whether one of them is worse, or better, than the LSTM waits for
+# * One seed each for the five other heads: whether one of them is worse, or better, than the LSTM waits for
 #   their other two seeds.
 # * **Speed: at this size the 10,000-word softmax dominates.** Its matrix (128 × 10,002 weights) is ten times the
 #   LSTM's (4 × 128 × 256), so a head adds little: every head trains within 1.25x the time of the LSTM of the
@@ -562,9 +563,10 @@ print("the cost of cutting the history to k words, in % of the perplexity with t
 # with 10: on PTB, under the sentence protocol, all of them use most of the sentence and nothing before it
 # (there is nothing before it to use). The curves part at the short end. Cut to 2 words, the models without a
 # memory head (the LSTM, the tied LSTM and the 4-gram RNN, whose head only concatenates) lose 42-45% of their
-# perplexity; every head that attends or reads a memory loses more: 49% (RMR), 63% (Daniluk's window and
-# key-value-predict heads), 65% (RM), 72-81% (the key-value head and both Attentive models, seed by seed). At 5
-# words the Attentive models and RM still lose 16-18%, the other models of this paragraph 10-14%. These heads
+# perplexity; every head that attends or reads a memory loses more: 47-49% (RMR), 53-65% (RM, seed by seed),
+# 63% (Daniluk's window and key-value-predict heads), 72-81% (the key-value head and both Attentive models, seed
+# by seed). At 5 words the Attentive models still lose 16-17%, RM 11-18% depending on the seed, the other models
+# of this paragraph 10-14%. These heads
 # lean harder on the words just before the cut, yet with the whole sentence only Daniluk's split heads end below the LSTM.
 # So a head changes *how* a model uses the sentence more than *how far back* it reads: measured this way, every
 # family's span is the LSTM's, about 20 words.
@@ -612,11 +614,12 @@ show_claims(claims);
 # %% [markdown]
 # **The verdict, as far as the runs go.** Under one recipe and one parameter count, with three seeds on each
 # side, two claims hold: weight tying helps, and Kong's smoothing helps on top of it, each by more than its
-# paper's margin; one is contradicted: Salton's single score is worse than the LSTM in every seed, by about a
-# point. With one seed each so far for the other heads, their gains shrink to what the table shows: the
-# combined score shows no gain either; Daniluk's heads keep the paper's order with a tenth to
-# a fifth of its gains, and the 4-gram RNN, which attends to nothing, does as well as the best of them; Tran's
-# memory models lose. Two reasons, not exclusive, can make a paper's gain vanish here: the recipe (no
+# paper's margin. Three are contradicted: Salton's single score is worse than the LSTM in every seed, by about a
+# point, and Tran's two memory models are worse in every seed, by 4% (RM) and 16% (RMR), at the matched count
+# that leaves their LSTMs half as wide. With one seed each so far for the other heads, their gains shrink to what
+# the table shows: the combined score shows no gain either; Daniluk's heads keep the paper's order with a tenth
+# to a fifth of its gains, and the 4-gram RNN, which attends to nothing, does as well as the best of them. Two
+# reasons, not exclusive, can make a paper's gain vanish here: the recipe (no
 # dropout, SGD, sentence by sentence) is not the paper's, and the budget (2.7M parameters, most of them in the
 # embedding and the softmax) leaves a head little to work with. This page is regenerated from
 # `results/compare-ptb/` whenever runs are added; a verdict becomes *supported* or *contradicted* only with
@@ -633,11 +636,11 @@ final = {(s.run, seed): s.metrics(i)[-1]  # the last epoch of every stored run
 train_ppl = {key: m["train_ppl"] for key, m in final.items()}
 assert 40 <= min(train_ppl.values())
 assert max(v for (run, _), v in train_ppl.items() if run not in ("rmr-notm-g", smoothed)) <= 66.5
-assert 91 <= train_ppl[("rmr-notm-g", 0)] <= 92.5
+assert all(91 <= v <= 94 for (run, _), v in train_ppl.items() if run == "rmr-notm-g")
 assert all(64 <= v <= 68 for (run, _), v in train_ppl.items() if run == smoothed)
-assert 108.5 <= min(m["valid_ppl"] for m in final.values()) and max(m["valid_ppl"] for m in final.values()) <= 142.5
+assert 108.5 <= min(m["valid_ppl"] for m in final.values()) and max(m["valid_ppl"] for m in final.values()) <= 143.5
 assert {name: len(s.seeds) for name, s in settings.items()} == {
-    name: 3 if name in ("lstm", "tied", smoothed, "attentive-single") else 1 for name in compare.FAMILIES}
+    name: 3 if name in ("lstm", "tied", smoothed, "attentive-single", "rm-tm-g", "rmr-notm-g") else 1 for name in compare.FAMILIES}
 lstm_range = (min(test["lstm"]), max(test["lstm"]))
 assert max(test["tied"]) < lstm_range[0] - 4 and max(test[smoothed]) < min(test["tied"])
 assert ours["tied"] < paper_change("tied") and ours[smoothed] < paper_change(smoothed)
@@ -645,6 +648,8 @@ paper_verdicts = {c.model: row.verdict for c, row in zip(compare.CLAIMS, claims)
 assert paper_verdicts["tied"] == paper_verdicts[smoothed] == SUPPORTED
 assert min(test["attentive-single"] + test["attentive-combined"]) > lstm_range[1]
 assert paper_verdicts["attentive-single"] == CONTRADICTED and round(100 * ours["attentive-single"], 1) == 0.9
+assert paper_verdicts["rm-tm-g"] == paper_verdicts["rmr-notm-g"] == CONTRADICTED
+assert max(test["rm-tm-g"]) < lstm_range[1] + 6
 assert lstm_range[0] <= test["window-L5"][0] <= lstm_range[1]
 assert lstm_range[0] - 1 < test["kv-L5"][0] < lstm_range[0]
 assert max(test["kvp-L5"] + test["ngram4"]) < lstm_range[0] - 1.5 and abs(test["kvp-L5"][0] - test["ngram4"][0]) < 1
@@ -659,14 +664,15 @@ for label, seeds in curves.items():
     assert all(enough(c) == 20 for c in seeds), label
 plain = ("LSTM", "tied LSTM", "4-gram RNN")
 assert all(0.4 < cost(c, 2) < 0.45 and cost(c, 5) < 0.11 for label in plain for c in curves[label])
-rmr, vs = "RMR(-tM-g), n = 15", LABEL[smoothed]
+rm_label, rmr, vs = "RM(+tM-g), n = 15", "RMR(-tM-g), n = 15", LABEL[smoothed]
 assert all(1.5 < cost(c, 1) < 2.25 and 0.52 < cost(c, 2) < 0.62 for c in curves[vs])
 assert all(1.15 < cost(c, 1) < 1.2 and 0.435 < cost(c, 2) < 0.45 for c in curves["tied LSTM"])
-assert all(cost(c, 2) > 0.6 for label in curves if label not in (*plain, rmr, vs) for c in curves[label])
+assert all(cost(c, 2) > 0.6 for label in curves if label not in (*plain, rm_label, rmr, vs) for c in curves[label])
+assert all(0.5 < cost(c, 2) < 0.7 and 0.1 < cost(c, 5) < 0.2 for c in curves[rm_label])
 assert all(0.45 < cost(c, 2) < 0.6 for c in curves[rmr])
 assert all(0.72 <= cost(c, 2) <= 0.815 for label in ("Attentive, single", "Attentive, combined", "key-value, L = 5")
            for c in curves[label])
-for label in ("Attentive, single", "Attentive, combined", "RM(+tM-g), n = 15"):
+for label in ("Attentive, single", "Attentive, combined"):
     assert min(cost(c, 2) for c in curves[label]) > 0.6 and min(cost(c, 5) for c in curves[label]) > 0.15
 assert all(cost(c, 5) < 0.14 for label in ("window attention, L = 5", "key-value, L = 5", "key-value-predict, L = 5")
            for c in curves[label])
