@@ -449,8 +449,8 @@ if bench and repeat:
 
 # %% [markdown]
 # **What the table says so far.** The runs are not all in: the LSTM, the tied LSTM, smoothing on top of it,
-# Salton's single score, Daniluk's window attention and Tran's two memory models have their three seeds, the
-# four other families one seed each; their second and third seeds are still to be trained. With one seed a
+# Salton's single score, Daniluk's window attention, the 4-gram RNN and Tran's two memory models have their three
+# seeds, the three other families one seed each; their second and third seeds are still to be trained. With one seed a
 # family ranks nothing; what one seed can show is a difference far outside the LSTM's own spread of seeds. So
 # far:
 #
@@ -473,9 +473,9 @@ if bench and repeat:
 #   gains nothing: its three seeds (117.8-118.8) fall among the LSTM's (117.6-118.3), +0.1% against the paper's
 #   -3.5%, so the rule can call it neither way. With one seed each so far, key-value lands 0.3 below the LSTM's
 #   best seed, and key-value-predict about 2 points below it (115.7): -0.7% and -2.0% against the paper's -7.3%
-#   and -11%.
-#   Daniluk's own control for attention, the 4-gram RNN, which only concatenates its last outputs and attends
-#   to nothing, lands level with key-value-predict (115.3 against 115.7), as in the paper (75.9 against 75.8).
+#   and -11%. Daniluk's own control for attention, the 4-gram RNN, which only concatenates its last outputs and
+#   attends to nothing, beats the LSTM in every seed (115.3-116.2, 115.7 ± 0.5, -2.0% against the paper's
+#   -10.9%) and lands level with key-value-predict, as in the paper (75.9 against 75.8).
 #   The three heads that split their outputs are also the widest at this parameter count (214 and 279 units
 #   against the window head's 123), and perplexity follows the width: the order may come from the width as
 #   much as from the memory.
@@ -492,7 +492,7 @@ if bench and repeat:
 #   where Kong et al. report -4.6% (74.0 to 70.6) for a 512-wide tied LSTM trained with dropout. This recipe
 #   has no dropout, so the plain tied model overfits early (its best epoch is the 5th or 6th) and a regulariser
 #   has room to help; whether smoothing adds as much beside dropout, these runs do not say.
-# * One seed each for the four other heads: whether one of them is worse, or better, than the LSTM waits for
+# * One seed each for the three other heads: whether one of them is worse, or better, than the LSTM waits for
 #   their other two seeds.
 # * **Speed: at this size the 10,000-word softmax dominates.** Its matrix (128 × 10,002 weights) is ten times the
 #   LSTM's (4 × 128 × 256), so a head adds little: every head trains within 1.25x the time of the LSTM of the
@@ -565,7 +565,7 @@ print("the cost of cutting the history to k words, in % of the perplexity with t
 # Every model stored so far is within 1% of its full-history perplexity once it sees the last 20 words, and none
 # with 10: on PTB, under the sentence protocol, all of them use most of the sentence and nothing before it
 # (there is nothing before it to use). The curves part at the short end. Cut to 2 words, the models without a
-# memory head (the LSTM, the tied LSTM and the 4-gram RNN, whose head only concatenates) lose 42-45% of their
+# memory head (the LSTM, the tied LSTM and the 4-gram RNN, whose head only concatenates) lose 42-46% of their
 # perplexity; every head that attends or reads a memory loses more: 47-49% (RMR), 53-65% (RM, seed by seed),
 # 63-69% (Daniluk's window head, seed by seed), 63% (key-value-predict), 72-81% (the key-value head and both
 # Attentive models, seed by seed). At 5 words the Attentive models still lose 16-17%, RM 11-18% depending on the
@@ -616,14 +616,15 @@ show_claims(claims);
 
 # %% [markdown]
 # **The verdict, as far as the runs go.** Under one recipe and one parameter count, with three seeds on each
-# side, two claims hold: weight tying helps, and Kong's smoothing helps on top of it, each by more than its
-# paper's margin. Three are contradicted: Salton's single score is worse than the LSTM in every seed, by about a
-# point, and Tran's two memory models are worse in every seed, by 4% (RM) and 16% (RMR), at the matched count
-# that leaves their LSTMs half as wide. Daniluk's attention over the window gains nothing in three seeds, which
-# overlap the LSTM's (not settled either way, against the paper's 3.5%). With one seed each so far for the other
-# heads, their gains shrink to what the table shows: the combined score shows no gain either; Daniluk's split
-# heads keep the paper's order with a tenth to a fifth of its gains, and the 4-gram RNN, which attends to
-# nothing, does as well as the best of them. Two reasons, not exclusive, can make a paper's gain vanish here:
+# side, three claims hold: weight tying helps, and Kong's smoothing helps on top of it, each by more than its
+# paper's margin; and Daniluk's 4-gram RNN, which attends to nothing, beats the LSTM in every seed, with a fifth
+# of the paper's gain (-2.0% against -10.9%). Three are contradicted: Salton's single score is worse than the
+# LSTM in every seed, by about a point, and Tran's two memory models are worse in every seed, by 4% (RM) and 16%
+# (RMR), at the matched count that leaves their LSTMs half as wide. Daniluk's attention over the window gains
+# nothing in three seeds, which overlap the LSTM's (not settled either way, against the paper's 3.5%). With one
+# seed each so far for the other heads, their gains shrink to what the table shows: the combined score shows no
+# gain either, and Daniluk's split heads keep the paper's order with a tenth to a fifth of its gains, the best of
+# them no better than the 4-gram RNN. Two reasons, not exclusive, can make a paper's gain vanish here:
 # the recipe (no dropout, SGD, sentence by sentence) is not the paper's, and the budget (2.7M parameters, most
 # of them in the embedding and the softmax) leaves a head little to work with. This page is regenerated from
 # `results/compare-ptb/` whenever runs are added; a verdict becomes *supported* or *contradicted* only with
@@ -643,7 +644,7 @@ assert max(v for (run, _), v in train_ppl.items() if run not in ("rmr-notm-g", s
 assert all(91 <= v <= 94 for (run, _), v in train_ppl.items() if run == "rmr-notm-g")
 assert all(64 <= v <= 68 for (run, _), v in train_ppl.items() if run == smoothed)
 assert 108.5 <= min(m["valid_ppl"] for m in final.values()) and max(m["valid_ppl"] for m in final.values()) <= 143.5
-three_seeds = ("lstm", "tied", smoothed, "attentive-single", "window-L5", "rm-tm-g", "rmr-notm-g")
+three_seeds = ("lstm", "tied", smoothed, "attentive-single", "window-L5", "ngram4", "rm-tm-g", "rmr-notm-g")
 assert {name: len(s.seeds) for name, s in settings.items()} == {
     name: 3 if name in three_seeds else 1 for name in compare.FAMILIES}
 lstm_range = (min(test["lstm"]), max(test["lstm"]))
@@ -658,7 +659,8 @@ assert max(test["rm-tm-g"]) < lstm_range[1] + 6
 assert lstm_range[0] - 0.5 < min(test["window-L5"]) and max(test["window-L5"]) < lstm_range[1] + 1
 assert paper_verdicts["window-L5"] == OVERLAP
 assert lstm_range[0] - 1 < test["kv-L5"][0] < lstm_range[0]
-assert max(test["kvp-L5"] + test["ngram4"]) < lstm_range[0] - 1.5 and abs(test["kvp-L5"][0] - test["ngram4"][0]) < 1
+assert max(test["kvp-L5"]) < lstm_range[0] - 1.5 and max(test["ngram4"]) < lstm_range[0] - 1
+assert paper_verdicts["ngram4"] == SUPPORTED and abs(test["kvp-L5"][0] - statistics.mean(test["ngram4"])) < 1
 assert min(test["rm-tm-g"]) > lstm_range[1] + 3 and min(test["rmr-notm-g"]) > lstm_range[1] + 15
 heads = ["attentive-single", "attentive-combined", "window-L5", "kv-L5", "kvp-L5", "ngram4", "rm-tm-g", "rmr-notm-g"]
 assert max(max(budget_ratios[name]) for name in heads) <= 1.25
@@ -669,7 +671,7 @@ assert max(same_ratios["rm-tm-g"]) < 1.25 and 1.25 <= max(same_ratios["rmr-notm-
 for label, seeds in curves.items():
     assert all(enough(c) == 20 for c in seeds), label
 plain = ("LSTM", "tied LSTM", "4-gram RNN")
-assert all(0.4 < cost(c, 2) < 0.45 and cost(c, 5) < 0.11 for label in plain for c in curves[label])
+assert all(0.4 < cost(c, 2) < 0.47 and cost(c, 5) < 0.12 for label in plain for c in curves[label])
 rm_label, rmr, vs = "RM(+tM-g), n = 15", "RMR(-tM-g), n = 15", LABEL[smoothed]
 assert all(1.5 < cost(c, 1) < 2.25 and 0.52 < cost(c, 2) < 0.62 for c in curves[vs])
 assert all(1.15 < cost(c, 1) < 1.2 and 0.435 < cost(c, 2) < 0.45 for c in curves["tied LSTM"])
