@@ -448,11 +448,10 @@ if bench and repeat:
               f"time × same-size LSTM {same_ratios[name][0]:.2f} / {same_ratios[name][1]:.2f}")
 
 # %% [markdown]
-# **What the table says so far.** The runs are not all in: the LSTM, the tied LSTM, smoothing on top of it,
-# both of Salton's scores, Daniluk's window attention, key-value head and 4-gram RNN, and Tran's two memory models
-# have their three seeds, Daniluk's key-value-predict head one seed; its second and third seeds are still to be
-# trained. With one seed a
-# family ranks nothing; what one seed can show is a difference far outside the LSTM's own spread of seeds. So
+# **What the table says so far.** The runs are not all in: the LSTM, the tied LSTM, smoothing on top of it, both of
+# Salton's scores, Daniluk's window attention, key-value head and 4-gram RNN, and Tran's two memory models have their
+# three seeds, Daniluk's key-value-predict head one seed; its second and third seeds are still to be trained. With one
+# seed a family ranks nothing; what one seed can show is a difference far outside the LSTM's own spread of seeds. So
 # far:
 #
 # * **Every stored run ran its schedule out.** Each reached its best validation perplexity by epoch 10 of 15,
@@ -617,19 +616,18 @@ claims.append(Claim("Language models of this kind use only a short history: Dani
 show_claims(claims);
 
 # %% [markdown]
-# **The verdict, as far as the runs go.** Under one recipe and one parameter count, with three seeds on each
-# side, three claims hold: weight tying helps, and Kong's smoothing helps on top of it, each by more than its
-# paper's margin; and Daniluk's 4-gram RNN, which attends to nothing, beats the LSTM in every seed, with a fifth
-# of the paper's gain (-2.0% against -10.9%). Four are contradicted: Salton's single and combined scores are
-# worse than the LSTM in every seed, by about a point, and Tran's two memory models are worse in every seed, by
-# 4% (RM) and 16% (RMR), at the matched count that leaves their LSTMs half as wide. Daniluk's attention over the
-# window and his key-value head gain nothing in three seeds, which overlap the LSTM's (not settled either way,
-# against the paper's 3.5% and 7.3%). Key-value-predict, with one seed so far, gains 2.0% against the paper's
-# 11%, no more than the 4-gram RNN. Two reasons, not exclusive, can make a paper's gain
-# vanish here: the recipe (no dropout, SGD, sentence by sentence) is not the paper's, and the budget (2.7M
-# parameters, most of them in the embedding and the softmax) leaves a head little to work with. This page is
-# regenerated from `results/compare-ptb/` whenever runs are added; a verdict becomes *supported* or
-# *contradicted* only with three seeds on each side.
+# **The verdict, as far as the runs go.** Under one recipe and one parameter count, with three seeds on each side, three
+# claims hold: weight tying helps, and Kong's smoothing helps on top of it, each by more than its paper's margin; and
+# Daniluk's 4-gram RNN, which attends to nothing, beats the LSTM in every seed, with a fifth of the paper's gain (-2.0%
+# against -10.9%). Four are contradicted: Salton's single and combined scores are worse than the LSTM in every seed, by
+# about a point, and Tran's two memory models are worse in every seed, by 4% (RM) and 16% (RMR), at the matched count
+# that leaves their LSTMs half as wide. Daniluk's attention over the window and his key-value head gain nothing in three
+# seeds, which overlap the LSTM's (not settled either way, against the paper's 3.5% and 7.3%). Key-value-predict, with
+# one seed so far, gains 2.0% against the paper's 11%, no more than the 4-gram RNN. Two reasons, not exclusive, can make
+# a paper's gain vanish here: the recipe (no dropout, SGD, sentence by sentence) is not the paper's, and the budget
+# (2.7M parameters, most of them in the embedding and the softmax) leaves a head little to work with. This page is
+# regenerated from `results/compare-ptb/` whenever runs are added; a verdict becomes *supported* or *contradicted*
+# only with three seeds on each side.
 
 # %%
 smoothed = "vs-kn-tied"
