@@ -224,10 +224,10 @@ def test_every_manifest_run_builds(manifest):
 
 def test_compare_manifest_matches_the_parameter_budget():
     """Chapter 06's families are within 10% of the 1-layer LSTM's parameters with PTB's 10,000 words."""
-    from mlm.manifests.compare import BUDGET, RUNS
+    from mlm.manifests.compare import BUDGET, OFF_BUDGET, RUNS
 
     for spec in RUNS:
-        if spec.id.endswith("seed0"):
+        if spec.id.endswith("seed0") and spec.base not in OFF_BUDGET:
             cfg = spec.config(["model.regularizer=none", "train.device=cpu"])  # smoothing adds no parameters
             count = build_model(cfg, 10_000).num_parameters()
             assert abs(count / BUDGET - 1) < 0.10, (spec.id, count, BUDGET)
@@ -292,7 +292,7 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     claim = PaperClaim("tying helps", "compare-ptb", "tied", "lstm", "press2017-small-tied", "zaremba2014-small")
     [row] = stored_claims([claim], "compare", tmp_path)
     assert row.verdict == NOT_RUN and "reproduce compare --only 'compare-ptb/*'" in row.evidence
-    assert "seeds stored: tied 0/3, lstm 0/3" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
+    assert "seeds stored: tied 0/3, lstm 0/5" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
 
     def store(run, seed, test_ppl, best_epoch=5):
         folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
