@@ -304,11 +304,11 @@ for temperature in (0.5, 0.8, 1.0):
 # python -m mlm train zaremba2014-small --size full
 # ```
 #
-# and stored with its per-epoch metrics in `results/zaremba2014-small-full/`. The cell below reads those
+# and stored with its per-epoch metrics in `results/cpu-press2017-small/untied/seed0/`. The cell below reads those
 # files (it does not retrain).
 
 # %%
-full_dir = Path("../results/zaremba2014-small-full")
+full_dir = Path("../results/cpu-press2017-small/untied/seed0")
 if (full_dir / "result.json").exists():
     full = json.loads((full_dir / "result.json").read_text())
     full_history = [json.loads(line) for line in (full_dir / "metrics.jsonl").read_text().splitlines()]
@@ -367,7 +367,7 @@ small, tied = ours["zaremba2014-small"]["test"], ours["press2017-small-tied"]["t
 medium, medium_tied = ours["zaremba2014-medium"]["test"], ours["press2017-medium-tied"]["test"]
 claims = [
     Claim("Zaremba et al. (Table 1): the small LSTM reaches 114.5 test perplexity on PTB",
-          f"full-size run, one seed: {full['test_ppl']:.1f} (results/zaremba2014-small-full)" if full else "no full-size run stored",
+          f"full-size run, one seed: {full['test_ppl']:.1f} (results/cpu-press2017-small/untied/seed0)" if full else "no full-size run stored",
           ("reproduced within 5% (one seed)" if abs(full["test_ppl"] - 114.5) < 0.05 * 114.5 else "not reproduced")
           if full else UNTESTABLE),
     Claim("Press & Wolf (2017): tying the embeddings lowers the small model's perplexity (112.4 vs 114.5)",

@@ -1,16 +1,24 @@
 """Claims tables: a paper's claim, the evidence a chapter produced for it, and a verdict the numbers decide.
 
-Every chapter ends with one. The verdict is computed from the numbers, never typed, by one rule
-used everywhere (lower perplexity is better):
+Every chapter ends with one. The verdict is computed from the numbers, never typed, by one rule used
+everywhere (lower perplexity is better). Its input is the **relative change** of the mean perplexity,
+``mean(model) / mean(control) - 1`` (negative: the model is better), and its 95% interval from the seeds
+(Welch's t interval for a difference of two means, divided by the control's mean; against a count baseline,
+which has no seeds, the one-sample t interval). With ``m`` = :data:`MARGIN` (1%, the smallest change the book
+reads as a difference) and the paper's own change ``p`` (negative where it reported a gain):
 
-* fewer than ``min_seeds`` runs on either side: **not testable with one seed** (one seed ranks
-  nothing) or **not settled (2 seeds)**; a count baseline, passed as a plain number, has no seeds;
-* every run of the model better than every run of its control: **supported**; every run worse:
-  **contradicted**; the runs overlap: **not settled (seeds overlap)**;
-* ``converged=False`` (a reduced run stopped after a few epochs) adds **, not converged**: the
-  direction holds for this budget and says nothing about the paper's full-size numbers.
+* fewer than ``min_seeds`` (3) runs on a side: **not testable with one seed** / **not settled (2 seeds)**;
+* the interval lies above 0: **contradicted (a loss)**;
+* the interval lies below 0: **supported** where it holds ``p`` or lies beyond it, **a gain, smaller than
+  reported** where it lies between ``p`` and 0;
+* the interval holds 0: **no difference** where it lies inside ``(-m, m)``, **smaller than reported** where it
+  excludes ``p`` (no gain as large as the paper's, though a small one is not ruled out), **not settled**
+  otherwise (it holds both 0 and the paper's change);
+* a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by *no difference*.
 
-``Claim.evidence`` is written by the chapter from the same numbers (see :func:`spread`).
+``converged=False`` (a reduced run stopped after a few epochs) adds **, not converged**: the direction holds
+for this budget and says nothing about the paper's full-size numbers. :func:`interval_text` writes the
+change and its interval for the evidence column, which every verdict stands beside.
 
 Claims that a manifest's stored runs test (the cpu manifest's, chapter 06's) are declared once as
 :class:`PaperClaim` beside the manifest; :func:`mlm.table.stored_claims` turns them into claims rows from
@@ -25,10 +33,15 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 SUPPORTED = "supported"
-CONTRADICTED = "contradicted"
-OVERLAP = "not settled (seeds overlap)"
+SMALLER_GAIN = "a gain, smaller than reported"
+NO_DIFFERENCE = "no difference"
+SMALLER = "smaller than reported"
+CONTRADICTED = "contradicted (a loss)"
+NOT_SETTLED = "not settled"
 ONE_SEED = "not testable with one seed"
 UNTESTABLE = "not testable at this size"
+MARGIN = 0.01  # relative changes inside +-1% count as no difference
+LEVEL = 0.95  # the interval's coverage
 
 
 @dataclass
@@ -36,8 +49,9 @@ class Claim:
     """One row of a claims table."""
 
     claim: str  # the paper's claim in the chapter's words, with its source (table, section)
-    evidence: str  # what the chapter measured: numbers, sizes, seeds
+    evidence: str  # what the chapter measured: numbers, sizes, seeds, the change and its interval
     verdict: str  # from :func:`verdict`, or UNTESTABLE with the reason in ``evidence``
+    question: str = ""  # the comparison the evidence makes, where it is not the paper's own
 
 
 NOT_RUN = "not run yet"
@@ -57,6 +71,8 @@ class PaperClaim:
     paper_control: str
     key: str = "test"
     chapter: str = ""
+    question: str = ""  # which comparison the runs make: the paper's own, or the book's (and how it departs)
+    pending: str = ""  # why the manifest cannot list the runs yet (e.g. a grid decides a setting first)
 
 
 def spread(values: Sequence[float], digits: int = 1) -> str:
@@ -69,29 +85,93 @@ def spread(values: Sequence[float], digits: int = 1) -> str:
     return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} ({len(values)} seeds)"
 
 
-def verdict(model: Sequence[float], control: Sequence[float] | float, *, min_seeds: int = 3,
-            converged: bool = True) -> str:
-    """Does ``model`` beat ``control``? Both are per-seed perplexities (lower is better).
+def t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t distribution with ``df`` (> 0, not necessarily whole) degrees of
+    freedom: its density integrated by Simpson's rule and the quantile found by bisection (no SciPy)."""
+    if not (0.5 <= q < 1 and df > 0):
+        raise ValueError(f"t_quantile needs 0.5 <= q < 1 and df > 0, got q={q}, df={df}")
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def cdf(t: float, steps: int = 2000) -> float:  # 0.5 + the integral of the density from 0 to t
+        h = t / steps
+        f = [math.exp(log_c - (df + 1) / 2 * math.log1p((i * h) ** 2 / df)) for i in range(steps + 1)]
+        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+
+    low, high = 0.0, 1.0
+    while cdf(high) < q:
+        high *= 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) < q else (low, mid)
+    return (low + high) / 2
+
+
+def relative_change(model: Sequence[float], control: Sequence[float] | float,
+                    level: float = LEVEL) -> tuple[float, float, float]:
+    """``(change, low, high)``: the relative change of the means, ``mean(model) / mean(control) - 1``, and
+    its ``level`` interval. Welch's t interval for ``mean(model) - mean(control)`` (unequal variances,
+    Welch-Satterthwaite degrees of freedom), divided by the control's mean; a plain number as ``control``
+    (a count baseline) gives the one-sample t interval of the model's mean. Needs two runs a side."""
+    model = [float(v) for v in model]
+    deterministic = isinstance(control, (int, float))
+    control = [float(control)] if deterministic else [float(v) for v in control]
+    if len(model) < 2 or (not deterministic and len(control) < 2):
+        raise ValueError("relative_change() needs at least two runs a side (the seeds' spread)")
+    base = statistics.fmean(control)
+    diff = statistics.fmean(model) - base
+    parts = [statistics.variance(model) / len(model)]
+    if not deterministic:
+        parts.append(statistics.variance(control) / len(control))
+    se = math.sqrt(sum(parts))
+    if se == 0:
+        return diff / base, diff / base, diff / base
+    df = se ** 4 / sum(v ** 2 / (n - 1) for v, n in zip(parts, (len(model), len(control))))
+    half = t_quantile((1 + level) / 2, df) * se
+    return diff / base, (diff - half) / base, (diff + half) / base
+
+
+def interval_text(model: Sequence[float], control: Sequence[float] | float) -> str:
+    """``-2.3% (95% interval -3.1% to -1.5%)``; the change alone where a side has one run."""
+    n = len(model) if isinstance(control, (int, float)) else min(len(model), len(control))
+    if n < 2:
+        base = control if isinstance(control, (int, float)) else statistics.fmean(control)
+        return f"{statistics.fmean(model) / base - 1:+.1%}"
+    change, low, high = relative_change(model, control)
+    return f"{change:+.1%} ({LEVEL:.0%} interval {low:+.1%} to {high:+.1%})"
+
+
+def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: float | None = None,
+            min_seeds: int = 3, converged: bool = True, margin: float = MARGIN) -> str:
+    """Does ``model`` beat ``control``, and by as much as the paper reported? Both are per-seed
+    perplexities (lower is better); ``paper`` is the paper's own relative change (e.g. -0.035 for a 3.5%
+    gain; None where the claim has no reported size). The rule is the module's docstring.
 
     A plain number as ``control`` is a deterministic baseline (a count model has no seed): then only
     the model needs ``min_seeds`` runs.
     """
     deterministic = isinstance(control, (int, float))
     model = [float(v) for v in model]
-    control = [float(control)] if deterministic else [float(v) for v in control]
-    if not model or not control:
+    control = float(control) if deterministic else [float(v) for v in control]
+    both = model + ([control] if deterministic else control)
+    if not model or not both[len(model):]:
         raise ValueError("verdict() needs at least one run of the model and one of the control")
-    if any(math.isnan(v) for v in model + control):
+    if any(math.isnan(v) for v in both):
         raise ValueError("verdict() got a NaN perplexity: a run diverged; look at its metrics first")
     seeds = len(model) if deterministic else min(len(model), len(control))
     if seeds < min_seeds:
         return ONE_SEED if seeds == 1 else f"not settled ({seeds} seeds)"
-    if max(model) < min(control):
-        text = SUPPORTED
-    elif min(model) > max(control):
+    _, low, high = relative_change(model, control)
+    claims_none = paper is not None and abs(paper) < margin
+    if low > 0:
         text = CONTRADICTED
+    elif high < 0:
+        text = SMALLER_GAIN if paper is not None and not claims_none and low > paper else SUPPORTED
+    elif -margin < low and high < margin:
+        text = SUPPORTED if claims_none else NO_DIFFERENCE
+    elif paper is not None and not claims_none and low > paper:
+        text = SMALLER
     else:
-        text = OVERLAP
+        text = NOT_SETTLED
     return text if converged else f"{text}, not converged"
 
 
@@ -101,10 +181,14 @@ def markdown_cell(text) -> str:
 
 
 def claims_markdown(claims: Iterable[Claim]) -> str:
-    """The claims as a Markdown table (| claim | our evidence | verdict |)."""
-    lines = ["| the paper's claim | our evidence | verdict |", "|---|---|---|"]
-    lines += [f"| {markdown_cell(c.claim)} | {markdown_cell(c.evidence)} | **{markdown_cell(c.verdict)}** |"
-              for c in claims]
+    """The claims as a Markdown table (| claim | our evidence | verdict |), with a column for the question
+    each row answers where any row names one."""
+    claims = list(claims)
+    asked = any(c.question for c in claims)
+    lines = ["| the paper's claim | " + ("the question our runs answer | " if asked else "") + "our evidence | verdict |",
+             "|---|---|---|" + ("---|" if asked else "")]
+    lines += [f"| {markdown_cell(c.claim)} | " + (f"{markdown_cell(c.question or '–')} | " if asked else "")
+              + f"{markdown_cell(c.evidence)} | **{markdown_cell(c.verdict)}** |" for c in claims]
     return "\n".join(lines)
 
 

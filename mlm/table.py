@@ -91,9 +91,11 @@ class StoredSetting:
 
         return read_metrics(self.folders[i])
 
-    def converged(self) -> bool:
-        """Every stored seed reached its best validation perplexity before its last epoch (its schedule
-        or its early stopping ran its course); False with no seed stored."""
+    def peaked(self) -> bool:
+        """Every stored seed reached its best validation perplexity before its last epoch: validation turned
+        up again before the schedule (or early stopping) ended, so more epochs of this recipe would not have
+        helped. That flags a run that peaked (and then overfit), not one that converged in any stronger
+        sense; False with no seed stored."""
         return bool(self.results) and all(r["best_epoch"] < r["epochs_run"] for r in self.results)
 
     def values(self, key: str) -> list[float]:
@@ -191,13 +193,20 @@ def paper_numbers(claim) -> tuple[float, float, str]:
     return model[claim.key], control[claim.key], source
 
 
+def paper_reading(claim) -> str:
+    """How to read the paper's number for a claim's model on our scale, where its preset says (Salton et
+    al.'s perplexities skip each sentence's first word); empty otherwise."""
+    return get_preset(claim.paper_model).paper.get("reading", "")
+
+
 def stored_claims(claims: Sequence, manifest: str, results: str | Path = "results") -> list:
     """A claims row (:class:`mlm.claims.Claim`) for each :class:`mlm.claims.PaperClaim`, from the runs of
     the manifest ``manifest`` (e.g. ``"cpu"``) stored under ``results``: the paper's pair
-    and its change, ours (mean ± sd per side, the change of the means), and the verdict of
-    :func:`mlm.claims.verdict` (*not converged* unless every seed on both sides ran its schedule out). A
-    claim whose runs are not stored yet says so, and how to produce them."""
-    from mlm.claims import NOT_RUN, Claim, spread, verdict
+    and its change, ours (mean ± sd per side, the change of the means and its 95% interval), and the verdict
+    of :func:`mlm.claims.verdict` against the paper's change (*not converged* where a seed of either side was
+    still improving at its last epoch, see :meth:`StoredSetting.peaked`). A claim whose runs are not stored
+    yet says so, and how to produce them."""
+    from mlm.claims import NOT_RUN, Claim, interval_text, spread, verdict
     from mlm.reproduce import load_manifest
 
     specs = load_manifest(manifest)
@@ -206,6 +215,9 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         settings[group] = load_settings([s for s in specs if s.group == group], results)
     rows = []
     for claim in claims:
+        if claim.pending:
+            rows.append(Claim(claim.text, f"not run yet: {claim.pending}", NOT_RUN, claim.question))
+            continue
         stored = settings[claim.group]
         unknown = [run for run in (claim.model, claim.control) if run not in stored]
         if unknown:
@@ -213,18 +225,21 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
                              f"does not run in {claim.group!r}; its runs are {', '.join(stored)}")
         model, control = stored[claim.model], stored[claim.control]
         paper_model, paper_control, _ = paper_numbers(claim)
-        reported = f"paper {paper_model:.1f} vs {paper_control:.1f} ({paper_model / paper_control - 1:+.1%})"
+        reported_change = paper_model / paper_control - 1
+        reading = paper_reading(claim)
+        reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({reported_change:+.1%}"
+                    + (f"; {reading})" if reading else ")"))
         if not model.seeds or not control.seeds:
             stored_seeds = ", ".join(f"{s.run} {len(s.seeds)}/{s.expected}" for s in (model, control))
             rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): not run yet (seeds stored: "
                                           f"{stored_seeds}; `python -m mlm reproduce {manifest} --only "
-                                          f"'{claim.group}/*'`)", NOT_RUN))
+                                          f"'{claim.group}/*'`)", NOT_RUN, claim.question))
             continue
         ours, theirs = model.values("test_ppl"), control.values("test_ppl")
-        change = statistics.mean(ours) / statistics.mean(theirs) - 1
-        rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)} "
-                                      f"({change:+.1%})",
-                          verdict(ours, theirs, converged=model.converged() and control.converged())))
+        rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, "
+                                      f"{interval_text(ours, theirs)}",
+                          verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked()),
+                          claim.question))
     return rows
 
 
@@ -340,10 +355,11 @@ def readme_claims(results: str | Path = "results") -> str:
     tables = []
     for manifest, what in README_MANIFESTS.items():
         claims = importlib.import_module(f"mlm.manifests.{manifest}").CLAIMS
-        lines = [f"**{what}**", "", "| ch. | the paper's claim | the paper; ours (test perplexity) | verdict |",
-                 "|---|---|---|---|"]
-        lines += [f"| {claim.chapter} | {markdown_cell(row.claim)} | {markdown_cell(row.evidence)} | "
-                  f"**{row.verdict}** |" for claim, row in zip(claims, stored_claims(claims, manifest, results))]
+        lines = [f"**{what}**", "", "| ch. | the paper's claim | the question our runs answer | "
+                 "the paper; ours (test perplexity) | verdict |", "|---|---|---|---|---|"]
+        lines += [f"| {claim.chapter} | {markdown_cell(row.claim)} | {markdown_cell(row.question or '–')} | "
+                  f"{markdown_cell(row.evidence)} | **{row.verdict}** |"
+                  for claim, row in zip(claims, stored_claims(claims, manifest, results))]
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 

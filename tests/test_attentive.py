@@ -182,3 +182,15 @@ def test_attention_stats_of_uniform_attention_equal_the_uniform_reference():
     assert measured and all(abs(stats.entropy_ratio[t] - 1) < 1e-5 for t in measured), stats.entropy_ratio
     torch.testing.assert_close(torch.tensor(stats.weight_by_distance), torch.tensor(stats.uniform_by_distance))
     assert max(abs(a - b) for a, b in zip(skewed.weight_by_distance, skewed.uniform_by_distance)) > 1e-4
+
+
+def test_the_per_token_reading_of_salton_numbers_matches_ptb(shared_data):
+    """The preset's reading of the paper's numbers rests on PTB's test split: 82,430 tokens (every word and
+    <eos>) in 3,761 sentences; 70.1 reads as about 86 per predicted token."""
+    from mlm.data.corpora import load_registered_corpus
+    from mlm.presets import salton2017
+
+    ptb = load_registered_corpus("ptb", shared_data)
+    assert len(ptb.lines["test"]) == salton2017.PTB_TEST_SENTENCES
+    assert sum(len(line) + 1 for line in ptb.lines["test"]) == salton2017.PTB_TEST_TOKENS
+    assert mlm.get_preset("salton2017-ptb-single").paper["reading"].startswith("70.1 is about 86 per predicted")

@@ -257,11 +257,17 @@ def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(m
     from mlm.table import paper_numbers
 
     module = rp.importlib.import_module(f"mlm.manifests.{manifest}")
-    runs = {(s.group, s.base) for s in rp.load_manifest(manifest)}
+    specs = rp.load_manifest(manifest)
+    runs = {(s.group, s.base) for s in specs}
     assert module.CLAIMS
     for claim in module.CLAIMS:
-        assert {(claim.group, claim.model), (claim.group, claim.control)} <= runs, claim
+        if not claim.pending:  # a claim whose runs wait for a grid names them once the grid has chosen
+            assert {(claim.group, claim.model), (claim.group, claim.control)} <= runs, claim
+            seeds = {run: sum(1 for s in specs if (s.group, s.base) == (claim.group, run))
+                     for run in (claim.model, claim.control)}
+            assert min(seeds.values()) >= 3, f"{claim.text}: {seeds} seeds; a verdict needs three a side"
         assert claim.model != claim.control and claim.chapter in {f"0{i}" for i in range(7)}
+        assert claim.question, f"{claim.text}: say which comparison the runs make"
         model, control, source = paper_numbers(claim)
         assert isinstance(model, float) and isinstance(control, float) and source
 
@@ -304,10 +310,11 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
         store("lstm", seed, 118 + seed)
     store("tied", 0, 112)
     [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == ONE_SEED and "112.0 (1 seed) vs 119.0 ± 1.0 (3 seeds) (-5.9%)" in row.evidence
+    assert row.verdict == ONE_SEED and "112.0 (1 seed) vs 119.0 ± 1.0 (3 seeds), -5.9%" in row.evidence
     store("tied", 1, 113)
     store("tied", 2, 114)
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == SUPPORTED
+    [row] = stored_claims([claim], "compare", tmp_path)
+    assert row.verdict == SUPPORTED and "-5.0% (95% interval -6.9% to -3.1%)" in row.evidence
     (tmp_path / "compare-ptb" / "tied" / "seed2" / "result.json").unlink()
     (tmp_path / "compare-ptb" / "tied" / "seed2").rmdir()
     store("tied", 2, 114, best_epoch=15)
@@ -425,3 +432,19 @@ def test_load_stored_recall_reads_the_manifest_seeds_that_were_scored(tmp_path):
         load_stored_recall({"x": "nosuch"}, tmp_path)
     with pytest.raises(FileNotFoundError, match="mlm reproduce recall"):
         load_stored_recall({"RM": "rm", "tied": "tied-40ep"}, tmp_path)
+
+
+def test_kong_dropout_is_the_grids_choice_on_validation():
+    """Kong et al.'s control is regularized: once the dropout grid's runs are stored, the manifest's
+    KONG_DROPOUT is the grid value with the best validation perplexity (and None before)."""
+    from mlm.manifests import cpu
+    from mlm.table import load_settings
+
+    root = Path(__file__).resolve().parents[1]
+    grid = load_settings([s for s in cpu.RUNS if s.group == "cpu-kong2019-ptb-grid"], root / "results")
+    valid = {float(name.removeprefix("dropout")): s.values("best_valid_ppl")[0] for name, s in grid.items()
+             if s.seeds}
+    if len(valid) < len(cpu.KONG_DROPOUT_GRID):
+        assert cpu.KONG_DROPOUT is None
+    else:
+        assert cpu.KONG_DROPOUT == min(valid, key=valid.get)

@@ -79,7 +79,30 @@ LABELS = {
 # a same-size control); Daniluk et al.'s numbers are from their 22.5M-word Wikipedia corpus; Tran et al.'s
 # 1-layer LSTM is reported on English news only (Table 2), so their news numbers are used.
 _DANILUK, _TRAN = "daniluk2017-wt2", "tran2016-ptb"
-CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_preset, key, chapter="06")
+# The question each row answers (the README and the chapters print it beside the verdict): the book's own
+# (matched parameters, one recipe) unless it says the paper's, with where it departs from the paper's pair.
+MATCHED = "the book's: 2.70M parameters, one recipe (Tran's SGD, no dropout)"
+QUESTIONS = {
+    "tied": f"{MATCHED}; the tied LSTM is 228 wide against 128 (the paper ties at equal width: the d = 128 row)",
+    "attentive-single": f"{MATCHED}; the head at the full learning rate (the paper's setting, under-trained here)",
+    "attentive-combined": f"{MATCHED}; the head at the full learning rate",
+    "window-L5": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
+    "kv-L5": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
+    "kvp-L5": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
+    "ngram4": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
+    "rm-tm-g": f"{MATCHED}, which leaves RM a 66-unit LSTM; the paper compares at equal width (d = 128): the "
+               "cpu manifest's rows",
+    "rmr-notm-g": f"{MATCHED}, which leaves RMR two 65-unit layers that cannot fit the training text; the paper "
+                  "compares at equal width",
+    "vs-kn-tied": f"{MATCHED}; the control has no dropout and overfits (the paper's control is regularized)",
+    "tied-d128": "the paper's: equal width (d = 128), under Tran's recipe without dropout",
+    "attentive-single-headlr0.1": f"{MATCHED}, with the head at a tenth of the learning rate (chapter 02)",
+    "attentive-combined-headlr0.1": f"{MATCHED}, with the head at a tenth of the learning rate (chapter 02)",
+    "kvp-L1": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
+    "kvp-L15": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
+}
+CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_preset, key, chapter="06",
+                     question=QUESTIONS[name])
           for text, name, control, model_preset, control_preset, key in [
     ("Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
      "tied", "lstm", "press2017-small-tied", "zaremba2014-small", "test"),
