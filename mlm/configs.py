@@ -51,6 +51,7 @@ class DataConfig:
     # (None: every word; for "holmes" None means 30,000)
     task_min_distance: int = 2  # "recall": the distance d of each example is uniform in min..max
     task_max_distance: int = 60
+    task_max_prefix: int | None = None  # "recall": tokens before the source pair, 0..this (None: as task_max_distance)
     task_examples: int = 20000  # "recall": training examples (validation and test have 1,000 each)
 
 

@@ -1,7 +1,8 @@
-"""Scoring the long-range task of :mod:`mlm.data.tasks` on its critical tokens, by distance d.
+"""Scoring the long-range task of :mod:`mlm.data.tasks` on its critical tokens, by distance d and by position.
 
 Overall perplexity hides the few tokens that need memory, so a model is also scored on the critical
-tokens alone: accuracy (argmax equals the target) and mean loss, per distance d. The model runs over
+tokens alone: accuracy (argmax equals the target) and mean loss, per distance d, per position of the
+critical token in its line, and per (d, position) cell, which separates memory reach from position. The model runs over
 the split under a protocol exactly as :func:`mlm.evaluation.evaluate` runs it (state carried for the
 stream and document protocols); :func:`count_scores` gives n-gram count models on the same tokens.
 
@@ -27,21 +28,25 @@ from mlm.evaluation import EvalResult, evaluation_pass
 
 @dataclass
 class CriticalScores:
-    """Scores on the critical tokens, per distance and in total, and the perplexity of all tokens."""
+    """Scores on the critical tokens, per distance, per position and in total, and the perplexity of all
+    tokens. ``tokens`` keeps every critical token (its d, position, hit and loss) for finer tables."""
 
     by_distance: dict[int, tuple[float, float, int]]  # d -> (accuracy, mean loss in nats, count)
     overall: EvalResult | None = None  # every token of the split (None for count models)
     totals: dict = field(default_factory=dict)  # accuracy, loss and count over every critical token
+    tokens: dict[str, list] = field(default_factory=dict)  # "d", "position", "correct", "loss": one entry each
 
     def to_json(self) -> dict:
-        """``by_distance`` and ``totals`` as stored in ``critical.json`` (:meth:`from_json` reads them back)."""
-        return {"totals": self.totals, "by_distance": {str(d): {"accuracy": a, "loss": l, "count": n}
-                                                       for d, (a, l, n) in self.by_distance.items()}}
+        """``by_distance``, ``totals`` and ``tokens`` as stored in ``critical.json`` (:meth:`from_json` reads
+        them back)."""
+        return {"totals": self.totals, "tokens": self.tokens,
+                "by_distance": {str(d): {"accuracy": a, "loss": l, "count": n}
+                                for d, (a, l, n) in self.by_distance.items()}}
 
     @classmethod
     def from_json(cls, stored: dict) -> "CriticalScores":
         return cls({int(d): (v["accuracy"], v["loss"], v["count"]) for d, v in stored["by_distance"].items()},
-                   None, stored["totals"])
+                   None, stored["totals"], stored.get("tokens", {}))
 
     @property
     def accuracy(self) -> float:
@@ -71,16 +76,46 @@ class CriticalScores:
         return [(first + b * width, first + b * width + width - 1, a / n, l / n, n)
                 for b, (a, l, n) in sorted(bins.items())]
 
+    def table(self, d_edges: list[int], position_edges: list[int]) -> list[list[tuple[float, int]]]:
+        """Accuracy and count in each cell ``d_edges[i] <= d < d_edges[i + 1]``, ``position_edges[j] <=
+        position < position_edges[j + 1]`` (rows: d, columns: position; NaN where a cell is empty). Reading
+        a row at a fixed column compares distances at matched positions, and the other way round."""
+        if not self.tokens:
+            raise ValueError("these scores keep no per-token record (stored before positions were kept)")
+        cells = [[[0, 0] for _ in position_edges[:-1]] for _ in d_edges[:-1]]
+        for d, p, hit in zip(self.tokens["d"], self.tokens["position"], self.tokens["correct"]):
+            i = next((i for i in range(len(d_edges) - 1) if d_edges[i] <= d < d_edges[i + 1]), None)
+            j = next((j for j in range(len(position_edges) - 1) if position_edges[j] <= p < position_edges[j + 1]),
+                     None)
+            if i is not None and j is not None:
+                cells[i][j][0] += hit
+                cells[i][j][1] += 1
+        return [[(h / n if n else math.nan, n) for h, n in row] for row in cells]
 
-def _summarise(distances: torch.Tensor, correct: torch.Tensor, nll: torch.Tensor) -> tuple[dict, dict]:
-    """Group (count,) distances / hits / losses by d."""
+    def by_position(self, width: int = 10) -> list[tuple[int, int, float, int]]:
+        """(first position, last position, accuracy, count) over bins of ``width`` positions from 0."""
+        if not self.tokens:
+            raise ValueError("these scores keep no per-token record (stored before positions were kept)")
+        bins: dict[int, list[int]] = {}
+        for p, hit in zip(self.tokens["position"], self.tokens["correct"]):
+            sums = bins.setdefault(p // width, [0, 0])
+            sums[0] += hit
+            sums[1] += 1
+        return [(b * width, b * width + width - 1, h / n, n) for b, (h, n) in sorted(bins.items())]
+
+
+def _summarise(distances: torch.Tensor, positions: torch.Tensor, correct: torch.Tensor,
+               nll: torch.Tensor) -> CriticalScores:
+    """Group (count,) distances / positions / hits / losses by d, and keep every token."""
     by_d = {}
     for d in sorted(set(distances.tolist())):
         pick = distances == d
         by_d[d] = (float(correct[pick].double().mean()), float(nll[pick].double().mean()), int(pick.sum()))
     totals = {"accuracy": float(correct.double().mean()) if len(correct) else math.nan,
               "loss": float(nll.double().mean()) if len(nll) else math.nan, "count": len(correct)}
-    return by_d, totals
+    tokens = {"d": distances.tolist(), "position": positions.tolist(), "correct": [int(h) for h in correct.tolist()],
+              "loss": [round(float(v), 4) for v in nll.tolist()]}
+    return CriticalScores(by_d, None, totals, tokens)
 
 
 def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str = "sentence",
@@ -102,11 +137,13 @@ def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str 
     numbers = [list(range(1 + o, 1 + o + len(line))) for o, line in zip(offsets, ids)]
     located = protocol_batches(numbers, protocol, starts, 0, 0, 0, batch_size, bptt)
     distance_of = torch.zeros(total + 1, dtype=torch.long)  # token number -> d (0: not critical)
+    position_of = torch.zeros(total + 1, dtype=torch.long)  # token number -> its position in the line
     for c in task.critical[split]:
         distance_of[1 + offsets[c.line] + c.position] = c.distance
+        position_of[1 + offsets[c.line] + c.position] = c.position
 
     nll_total, tokens = 0.0, 0
-    distances, hits, losses = [], [], []
+    distances, positions, hits, losses = [], [], [], []
     with torch.no_grad():
         for (batch, _, out), where in zip(evaluation_pass(model, batches, device), located.batches):
             logp = F.log_softmax(out.logits.float(), dim=-1).cpu()  # (batch, time, vocab)
@@ -116,10 +153,12 @@ def critical_scores(model, task: TaskCorpus, split: str = "test", protocol: str 
             d = distance_of[where.targets] * batch.mask  # (batch, time), 0 where not critical
             pick = d > 0
             distances.append(d[pick])
+            positions.append(position_of[where.targets][pick])
             hits.append(logp.argmax(-1)[pick] == batch.targets[pick])
             losses.append(nll[pick])
-    by_d, totals = _summarise(torch.cat(distances), torch.cat(hits), torch.cat(losses))
-    return CriticalScores(by_d, EvalResult(nll_total, tokens), totals)
+    scores = _summarise(torch.cat(distances), torch.cat(positions), torch.cat(hits), torch.cat(losses))
+    scores.overall = EvalResult(nll_total, tokens)
+    return scores
 
 
 def count_scores(task: TaskCorpus, n: int = 2, split: str = "test", alpha: float = 0.01) -> CriticalScores:
@@ -144,7 +183,7 @@ def count_scores(task: TaskCorpus, n: int = 2, split: str = "test", alpha: float
         counts[tuple(train[i - n + 1:i])][train[i]] += 1
     words, starts = stream(corpus.ids(split))
     V = len(vocab)
-    distances, hits, losses = [], [], []
+    distances, positions, hits, losses = [], [], [], []
     for c in task.critical[split]:
         i = starts[c.line] + c.position
         seen = counts.get(tuple(words[i - n + 1:i]), Counter())
@@ -153,10 +192,10 @@ def count_scores(task: TaskCorpus, n: int = 2, split: str = "test", alpha: float
             probs[w] += k
         probs /= probs.sum()  # (vocab,)
         distances.append(c.distance)
+        positions.append(c.position)
         hits.append(int(probs.argmax()) == words[i])
         losses.append(-math.log(float(probs[words[i]])))
-    by_d, totals = _summarise(torch.tensor(distances), torch.tensor(hits), torch.tensor(losses))
-    return CriticalScores(by_d, None, totals)
+    return _summarise(torch.tensor(distances), torch.tensor(positions), torch.tensor(hits), torch.tensor(losses))
 
 
 @torch.no_grad()

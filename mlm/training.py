@@ -54,7 +54,7 @@ def load_task(cfg: Config) -> TaskCorpus:
     """The key-value recall task of ``cfg`` (``data.corpus="recall"``) with its critical tokens."""
     d = cfg.data
     return recall_task(d.task_examples, seed=cfg.train.seed, min_distance=d.task_min_distance,
-                       max_distance=d.task_max_distance)
+                       max_distance=d.task_max_distance, max_prefix=d.task_max_prefix)
 
 
 def load_data(cfg: Config) -> Corpus:

@@ -52,6 +52,27 @@ def test_d_is_what_is_asked():
         RecallSpec(min_distance=1)
 
 
+def test_the_prefix_is_drawn_apart_from_d():
+    """The source's position (the prefix length) does not depend on d: at every d the query can come early
+    or late in the line. Its correlation with d is near 0 (the old task, whose prefix was at most 6 tokens,
+    had d and the query's position correlated at 0.99), and the position's correlation with d is near
+    1/sqrt(2), the share of d in prefix + d + 1 when both have the same range."""
+    big = recall_task(4000, 10, seed=0)
+    d = torch.tensor([float(c.distance) for c in big.critical["train"]])
+    position = torch.tensor([float(c.position) for c in big.critical["train"]])
+    prefix = position - d - 1
+    corr = lambda a, b: float(torch.corrcoef(torch.stack([a, b]))[0, 1])  # noqa: E731
+    assert abs(corr(d, prefix)) < 0.05 and abs(corr(d, position) - 2 ** -0.5) < 0.05
+    assert prefix.min() == 0 and prefix.max() == 60
+    for low in (2, 30, 55):  # short and long distances alike reach early and late positions
+        near = prefix[(d >= low) & (d < low + 6)]
+        assert near.min() <= 3 and near.max() >= 57
+    assert recall_task(20, 5, seed=0, max_prefix=0).critical["train"][0].position \
+        == recall_task(20, 5, seed=0, max_prefix=0).critical["train"][0].distance + 1
+    with pytest.raises(ValueError, match="max_prefix"):
+        RecallSpec(max_prefix=-1)
+
+
 def test_generation_is_seeded_and_splits_differ(task):
     again = recall_task(train_examples=600, eval_examples=300, seed=3, min_distance=2, max_distance=40)
     assert again.corpus.lines == task.corpus.lines and again.critical == task.critical
@@ -124,6 +145,8 @@ def test_a_perfect_memory_scores_one_and_a_uniform_guess_scores_chance(task, pro
     assert perfect.accuracy == 1.0 and perfect.loss < 1e-6 and perfect.totals["count"] == 300
     assert perfect.overall.tokens == task.corpus.num_tokens("test")
     assert all(acc == 1.0 for acc, _, _ in perfect.by_distance.values())
+    assert sorted(perfect.tokens["position"]) == sorted(c.position for c in task.critical["test"])
+    assert all(acc == 1.0 for _, _, acc, _ in perfect.by_position(10))
     guess = critical_scores(Recaller(V, uniform_values(task)), task, "test", protocol, batch_size=rows, bptt=9)
     accuracy, loss = critical_chance(task.spec)
     assert guess.loss == pytest.approx(loss, rel=1e-5)
@@ -148,6 +171,21 @@ def test_binned_scores_weight_each_distance_by_its_count():
     assert scores.accuracy_within(0, 3) == 0.75 and scores.accuracy_within(3) == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="no critical token"):
         scores.accuracy_within(8, 20)
+    with pytest.raises(ValueError, match="per-token record"):
+        scores.table([2, 10], [0, 100])
+
+
+def test_the_table_reads_distance_at_matched_positions():
+    """Rows are d bins, columns position bins; a token outside every bin is left out, an empty cell is NaN."""
+    from mlm.long_range import CriticalScores
+    tokens = {"d": [2, 3, 30, 31, 70], "position": [5, 40, 35, 60, 80], "correct": [1, 0, 1, 1, 1],
+              "loss": [0.1, 2.0, 0.2, 0.1, 0.0]}
+    scores = CriticalScores({}, tokens=tokens)
+    table = scores.table([2, 20, 60], [0, 30, 90])
+    assert table[0][0] == (1.0, 1) and table[0][1] == (0.0, 1) and table[1][1] == (1.0, 2)
+    assert math.isnan(table[1][0][0]) and table[1][0][1] == 0
+    assert scores.by_position(50) == [(0, 49, 2 / 3, 3), (50, 99, 1.0, 2)]
+    assert CriticalScores.from_json(scores.to_json()).tokens == tokens
 
 
 def test_source_attention_reads_the_slot_that_holds_the_source(task):

@@ -28,7 +28,12 @@ the rule to the generated data and measures it). What the book's models can do:
   sentence reaches any d.
 
 The distance d of every example is drawn uniformly from ``min_distance .. max_distance`` (d >= 2:
-``k v k v`` is d = 2). Line ``i`` of a split starts a new document, so the document protocol resets
+``k v k v`` is d = 2), and the length of the *prefix* before the source pair independently of it, uniformly
+from ``0 .. max_prefix`` (by default the same range as d). The critical token sits at position
+``prefix + d + 1``, so at every d the query falls anywhere from early to late in the line, and a model's
+accuracy can be read by d at matched positions (:meth:`mlm.long_range.CriticalScores.table`): a model that
+merely does worse near the start of a line shows it by position, not by d. Line ``i`` of a split starts a
+new document, so the document protocol resets
 at every example; the sentence protocol reads one example per row; the stream protocol reads them
 one after another (a key may then recur in an earlier line, but the most recent occurrence is always
 the source). :func:`recall_task` returns the :class:`~mlm.data.corpora.Corpus` together with the
@@ -54,14 +59,22 @@ class RecallSpec:
     num_fillers: int = 16
     min_distance: int = 2
     max_distance: int = 60
-    distractors: int = 2  # at most this many distractor pairs between the source and the query
-    max_prefix: int = 6  # 0..max_prefix tokens (fillers and at most one pair) before the source pair
+    distractors: int = 2  # at most this many distractor pairs before the source, and as many after it
+    max_prefix: int | None = None  # 0..max_prefix tokens before the source pair, drawn apart from d;
+    # None: max_distance, so the query's position varies as much as d does
 
     def __post_init__(self):
         if not 2 <= self.min_distance <= self.max_distance:
             raise ValueError(f"need 2 <= min_distance <= max_distance, got {self.min_distance}, {self.max_distance}")
-        if self.num_keys < self.distractors + 2 or self.num_values < 2 or self.num_fillers < 1:
-            raise ValueError(f"need num_keys >= distractors + 2, num_values >= 2 and a filler; got {self}")
+        if self.num_keys < 2 * self.distractors + 1 or self.num_values < 2 or self.num_fillers < 1:
+            raise ValueError(f"need num_keys >= 2 x distractors + 1, num_values >= 2 and a filler; got {self}")
+        if self.max_prefix is not None and self.max_prefix < 0:
+            raise ValueError(f"max_prefix must be >= 0 (or None for max_distance), got {self.max_prefix}")
+
+    @property
+    def prefix_range(self) -> int:
+        """The largest prefix: ``max_prefix``, or ``max_distance`` where it is None."""
+        return self.max_distance if self.max_prefix is None else self.max_prefix
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ class Critical:
     """One critical token: ``lines[split][line][position]``, recalled from ``distance`` steps back."""
 
     line: int
-    position: int
+    position: int  # the critical token's index in its line: prefix + d + 1
     distance: int
 
 
@@ -92,10 +105,10 @@ def _stretch(rng: random.Random, length: int, pairs: int, keys: list[str], spec:
 
 def recall_example(rng: random.Random, distance: int, spec: RecallSpec) -> tuple[list[str], int]:
     """One line whose last token is recalled from ``distance`` steps back; returns (tokens, its position)."""
-    keys = [f"k{i}" for i in rng.sample(range(spec.num_keys), spec.distractors + 2)]  # all different
+    keys = [f"k{i}" for i in rng.sample(range(spec.num_keys), 2 * spec.distractors + 1)]  # all different
     key, value = keys.pop(), f"v{rng.randrange(spec.num_values)}"
-    prefix_len = rng.randint(0, spec.max_prefix)
-    prefix = _stretch(rng, prefix_len, rng.randint(0, min(1, prefix_len // 2)), keys, spec)
+    prefix_len = rng.randint(0, spec.prefix_range)  # drawn apart from the distance
+    prefix = _stretch(rng, prefix_len, rng.randint(0, min(spec.distractors, prefix_len // 2)), keys, spec)
     gap_len = distance - 2  # source at p - d, key at p - 1: d - 2 tokens between
     gap = _stretch(rng, gap_len, rng.randint(0, min(spec.distractors, gap_len // 2)), keys, spec)
     line = prefix + [key, value] + gap + [key, value]
@@ -117,7 +130,7 @@ def recall_lines(num_examples: int, spec: RecallSpec, seed: int = 0) -> tuple[li
 def recall_task(train_examples: int = 4000, eval_examples: int = 1000, seed: int = 0, **spec) -> TaskCorpus:
     """The key-value recall corpus (train/valid/test seeded ``seed``, ``seed + 1``, ``seed + 2``).
 
-    ``spec`` holds :class:`RecallSpec` fields (``min_distance=2, max_distance=60``, ...). Every
+    ``spec`` holds :class:`RecallSpec` fields (``min_distance=2, max_distance=60, max_prefix=None``, ...). Every
     line is its own document. The vocabulary has every key, value and filler, whether seen or not.
     """
     spec_ = RecallSpec(**spec)
