@@ -243,6 +243,24 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
     return rows
 
 
+def chapter_evidence(chapter: str, results: str | Path = "results") -> tuple[list, list]:
+    """The stored evidence for a paper chapter: ``(rows, pending)``, the claims rows of every manifest claim
+    whose chapter is ``chapter`` (``"01"`` .. ``"05"``) and whose runs are stored, each under its own rule
+    and question, and the claims still waiting for runs (``results/README.md`` lists them with their
+    commands). The order is the README's: each paper's own protocol (``cpu``), then the matched recipe
+    (``compare``)."""
+    import importlib
+
+    from mlm.claims import NOT_RUN
+
+    rows, pending = [], []
+    for manifest in README_MANIFESTS:
+        claims = [c for c in importlib.import_module(f"mlm.manifests.{manifest}").CLAIMS if c.chapter == chapter]
+        for claim, row in zip(claims, stored_claims(claims, manifest, results) if claims else []):
+            (pending if row.verdict == NOT_RUN else rows).append(row if row.verdict != NOT_RUN else claim)
+    return rows, pending
+
+
 def _row(setting: StoredSetting) -> Row:
     """A table row from a stored setting: preset, paper numbers and note from its manifest entry, else
     from its first stored result."""

@@ -101,8 +101,13 @@ QUESTIONS = {
     "kvp-L1": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
     "kvp-L15": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
 }
-CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_preset, key, chapter="06",
-                     question=QUESTIONS[name])
+# the chapter of each family's paper: its evidence section shows the family's rows (chapter 06 shows them all)
+CHAPTERS = {"tied": "01", "tied-d128": "01", "attentive-single": "02", "attentive-combined": "02",
+            "attentive-single-headlr0.1": "02", "attentive-combined-headlr0.1": "02", "window-L5": "03",
+            "kv-L5": "03", "kvp-L5": "03", "ngram4": "03", "kvp-L1": "03", "kvp-L15": "03", "rm-tm-g": "04",
+            "rmr-notm-g": "04", "vs-kn-tied": "05"}
+CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_preset, key,
+                     chapter=CHAPTERS[name], question=QUESTIONS[name])
           for text, name, control, model_preset, control_preset, key in [
     ("Tying the input and output embeddings improves the LSTM (Press & Wolf 2017, small: 114.5 → 112.4)",
      "tied", "lstm", "press2017-small-tied", "zaremba2014-small", "test"),

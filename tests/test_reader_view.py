@@ -1,0 +1,95 @@
+"""What a reader sees in the committed chapters: the harness out of sight, textbook-length paragraphs, no
+process narration, no preset dumps.
+
+A cell is *hidden* when its input is collapsed in JupyterLab (``"jupyter": {"source_hidden": true}``) and
+dropped from a rendered page (tag ``remove-input``); hidden cells still run under nbval, so the checks they
+hold stay tested. Everything else is in the reader's view and is measured here.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
+NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+
+VISIBLE_ASSERTS = 10  # in the whole book: only the few that teach something stay in view
+LONG, LONGEST, LONG_ALLOWED = 150, 220, 4  # words: at most LONG_ALLOWED paragraphs over LONG, none over LONGEST
+# Process narration belongs in the README or results/README.md, not in a chapter.
+NARRATION = re.compile(r"\b(the issue|issue \d+|for this edition|this edition|one thread|two threads|thread count|"
+                       r"shared machine|Intel|AMD|EPYC|Xeon|trials made|this session|sessions?\b)", re.IGNORECASE)
+
+
+def hidden(cell) -> bool:
+    return "remove-input" in cell.metadata.get("tags", []) or cell.metadata.get("jupyter", {}).get("source_hidden")
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def visible_code(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and not hidden(c)
+            and "injected-parameters" not in c.metadata.get("tags", [])]
+
+
+def paragraphs(nb) -> list[str]:
+    """Markdown paragraphs and list items (code blocks, tables, headings and equations left out)."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        text = re.sub(r"```.*?```", "", cell.source, flags=re.S)
+        text = re.sub(r"\$\$.*?\$\$", "", text, flags=re.S)
+        block = []
+        for line in text.splitlines() + [""]:
+            starts_item = re.match(r"\s*([-*]|\d+\.)\s", line)
+            if not line.strip() or line.lstrip().startswith(("#", "|", ">")) or starts_item:
+                if block:
+                    found.append(" ".join(block))
+                block = [line.strip()] if starts_item else []
+            else:
+                block.append(line.strip())
+    return [p for p in found if p]
+
+
+def words(text: str) -> int:
+    return len(re.sub(r"\$[^$]*\$", "x", text).split())
+
+
+def test_hidden_cells_are_hidden_both_ways():
+    """A harness cell is collapsed in JupyterLab and removed from a rendered page alike."""
+    for path in NOTEBOOKS:
+        for cell in read(path).cells:
+            if hidden(cell):
+                assert "remove-input" in cell.metadata.get("tags", []) and \
+                    cell.metadata.get("jupyter", {}).get("source_hidden"), (path.name, cell.source[:80])
+
+
+def test_few_assertions_in_view():
+    counts = {p.name: sum(line.lstrip().startswith("assert ") for c in visible_code(read(p))
+                          for line in c.source.splitlines()) for p in NOTEBOOKS}
+    assert sum(counts.values()) <= VISIBLE_ASSERTS, counts
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_preset_dumps_and_no_record_dict_last(path):
+    nb = read(path)
+    for cell in visible_code(nb):
+        assert not re.search(r"print\(\s*(mlm\.)?get_preset\(", cell.source), (path.name, cell.source[:80])
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert hidden(last) or not last.source.strip().startswith("record("), "hide the record(...) cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_process_narration(path):
+    found = [m.group(0) for c in read(path).cells if c.cell_type == "markdown" for m in NARRATION.finditer(c.source)]
+    assert not found, f"{path.name}: {found}"
+
+
+def test_paragraphs_are_textbook_length():
+    lengths = {(p.name, text[:60]): words(text) for p in NOTEBOOKS for text in paragraphs(read(p))}
+    long = {k: n for k, n in lengths.items() if n > LONG}
+    assert len(long) <= LONG_ALLOWED and all(n <= LONGEST for n in long.values()), long
