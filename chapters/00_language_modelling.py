@@ -24,10 +24,9 @@
 # 1. what a language model computes, and why **perplexity** is the number everyone reports;
 # 2. the two corpora we train on (Penn Treebank and WikiText-2), with their statistics;
 # 3. the three ways the papers feed a corpus to a recurrent network (the **training protocols**);
-# 4. the LSTM cell, written out equation by equation and checked against PyTorch's fused `nn.LSTM`.
-#
-# Cells marked `NBVAL_CHECK_OUTPUT` print numbers that must come out identical every time the chapter
-# runs; the test suite re-executes the chapter and compares them.
+# 4. the LSTM cell, written out equation by equation and checked against PyTorch's fused `nn.LSTM`;
+# 5. the key-value recall task, on which later chapters watch a memory work;
+# 6. how the book decides whether a paper's claim holds.
 
 # %% tags=["parameters"]
 size = "reduced"  # "reduced" (minutes on a CPU) or "full"
@@ -37,14 +36,13 @@ data_dir = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
 
 # %%
 import math
-from collections import Counter
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 import mlm
-from mlm.data import DocumentBatches, SentenceBatches, StreamBatches, load_corpus, synthetic_lines
+from mlm.data import DocumentBatches, SentenceBatches, StreamBatches, load_corpus
 from mlm.models import LanguageModel, ManualLSTM, lstm_cell_step
 from mlm.utils import set_seed
 
@@ -145,7 +143,7 @@ from mlm.plots import zipf
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 zipf({"PTB": ptb.vocab.counts, "WikiText-2": wt2.vocab.counts}, ax=axes[0])
 ranks = np.arange(1, 10_001)
-axes[0].loglog(ranks, ptb.vocab.counts[1] / ranks, "k:", label="1 / rank")  # <eos> is the most frequent type
+axes[0].loglog(ranks, max(ptb.vocab.counts) / ranks, "k:", label="1 / rank")  # from the most frequent type, "the"
 axes[0].legend()
 axes[0].set_title("Zipf plot of the training sets")
 
@@ -181,35 +179,29 @@ for name, lengths in (("PTB sentences", ptb_lengths), ("WikiText-2 paragraphs", 
 # history entirely, $p(w_t \mid w_{<t}) = c(w_t) / N$. An interpolated **bigram** model looks one word back
 # and mixes in the unigram for word pairs it never saw:
 # $p(w_t \mid w_{t-1}) = \lambda \, c(w_{t-1} w_t) / c(w_{t-1}) + (1 - \lambda)\, c(w_t) / N$, with $\lambda$
-# chosen on the validation set. Perplexity is computed exactly as for the neural models, over the same
-# tokens.
+# chosen to maximise the likelihood of the validation set. Perplexity is computed exactly as for the neural
+# models, over the same tokens. Counting takes a few lines; `mlm.baselines` holds the counts and tunes
+# $\lambda$, and every later chapter uses the same code on exactly the tokens its models train on.
 
 # %%
-def stream_ids(corpus, split):
-    """<eos> w1 w2 ... <eos> ...: the stream every protocol predicts from (section 3)."""
+from mlm.baselines import BigramCountModel, tune_lambda
+
+
+def stream_events(corpus, split):
+    """(history, target) pairs of the stream <eos> w1 w2 ... <eos> ... (section 3): every word and <eos>."""
     ids = [corpus.vocab.eos_id]
     for line in corpus.ids(split):
         ids += line + [corpus.vocab.eos_id]
-    return np.array(ids)
+    ids = np.array(ids)
+    return ids[:-1], ids[1:]  # (N,), (N,)
 
 
-def ngram_perplexities(corpus, lambdas=(0.5, 0.6, 0.7, 0.8, 0.9)):
-    V = len(corpus.vocab)
-    train = stream_ids(corpus, "train")
-    unigram = np.bincount(train[1:], minlength=V) / (len(train) - 1)
-    pair_counts = Counter(zip(train[:-1].tolist(), train[1:].tolist()))
-    history_counts = np.bincount(train[:-1], minlength=V)
-
-    def perplexity(split, lam):
-        ids = stream_ids(corpus, split)
-        prev, nxt = ids[:-1], ids[1:]
-        pair = np.array([pair_counts.get(p, 0) for p in zip(prev.tolist(), nxt.tolist())])
-        p_bigram = np.divide(pair, history_counts[prev], out=np.zeros(len(pair)), where=history_counts[prev] > 0)
-        p = lam * p_bigram + (1 - lam) * unigram[nxt]
-        return float(np.exp(-np.log(p).mean())), len(nxt)
-
-    best_lam = min(lambdas, key=lambda lam: perplexity("valid", lam)[0])
-    return {"unigram": perplexity("test", 0.0), "bigram": perplexity("test", best_lam), "lambda": best_lam}
+def ngram_perplexities(corpus):
+    counts = BigramCountModel.fit(*stream_events(corpus, "train"), len(corpus.vocab))  # c(w), c(v w), c(v)
+    lam = tune_lambda(counts, *stream_events(corpus, "valid"))  # the validation likelihood's maximum
+    test = stream_events(corpus, "test")
+    return {"unigram": counts.perplexity(*test, 0.0), "bigram": counts.perplexity(*test, lam),
+            "lambda": lam, "tokens": len(test[1])}
 
 
 # %%
@@ -218,13 +210,21 @@ ngram_results = {}
 for corpus in (ptb, wt2):
     r = ngram_perplexities(corpus)
     ngram_results[corpus.name] = r
-    print(f"{corpus.name:<11} test perplexity: unigram {r['unigram'][0]:7.1f}, "
-          f"interpolated bigram (lambda={r['lambda']}) {r['bigram'][0]:6.1f}  over {r['bigram'][1]:,} tokens")
+    print(f"{corpus.name:<11} test perplexity: unigram {r['unigram']:7.1f}, "
+          f"interpolated bigram (lambda = {r['lambda']:.2f}) {r['bigram']:6.1f}  over {r['tokens']:,} tokens")
 
 # %% [markdown]
-# Looking a single word back cuts perplexity by a factor of about three. The LSTMs of the next chapter
-# roughly halve the bigram's perplexity again, and the memory-augmented models of later chapters are
-# attempts to push further by looking further back.
+# Looking a single word back cuts perplexity by a factor of about three. Zaremba et al.'s small LSTM,
+# trained on all of PTB (chapter 1), roughly halves the bigram's perplexity again; the memory-augmented
+# models of later chapters are attempts to push further by looking further back.
+
+# %%
+import json
+from pathlib import Path
+
+small = json.loads(Path("../results/cpu-press2017-small/untied/seed0/result.json").read_text())
+print(f"the small LSTM of chapter 1 on all of PTB: test perplexity {small['test_ppl']:.1f}, "
+      f"{small['test_ppl'] / ngram_results['ptb']['bigram']:.2f} of the bigram's")
 #
 # ## 3. Three training protocols
 #
@@ -300,8 +300,9 @@ for corpus in (ptb, wt2):
 # $$
 #
 # The cell $c_t$ is updated additively, so information (and gradient) can pass many steps unchanged when
-# $f_t \approx 1$ and $i_t \approx 0$. That is the LSTM's answer to vanishing gradients; chapter 2 shows
-# that in practice it still forgets, which motivates attention.
+# $f_t \approx 1$ and $i_t \approx 0$. That is the LSTM's answer to vanishing gradients. How far back it
+# carries a piece of information in practice is a question of training, not of the equations: section 5
+# sets up the task on which the later chapters measure it.
 #
 # `mlm.models.lstm_cell.lstm_cell_step` is this step in code, with PyTorch's parameter layout (the four
 # weight matrices stacked in the order $i, f, g, o$):
@@ -364,22 +365,107 @@ for name, seconds in timings.items():
 print(f"speed-up of the fused kernel: {timings['ManualLSTM (loop)'] / timings['nn.LSTM (fused)']:.1f}x")
 
 # %% [markdown]
-# ## 5. A synthetic corpus with a long-range dependency
+# ## 5. A task with a known answer: key-value recall
 #
 # Real text mixes short- and long-range dependencies, which makes it hard to say *how far back* a model
-# looks. `mlm.data.synthetic` generates sentences with one dependency of a chosen length: a key word
-# `k<i>` opens the sentence, a run of filler words follows, and then the key's value `v<i>` must be
-# predicted. An n-gram model that sees fewer words than the gap cannot do better than chance on the
-# value; a model with memory can be perfect. The unit tests train on it in seconds. A stricter version,
-# the key-value recall task of `mlm.data.tasks`, asks for a value at a distance $d$ chosen per example and
-# computes its chance level and ceiling; `mlm.long_range` scores a model on the critical tokens only. The
-# chapters of this edition do not train on either yet: their models are compared on PTB and WikiText-2,
-# always beside the count-based bigram of section 2 counted on exactly the tokens they trained on.
+# looks. The **key-value recall** task of `mlm.data.tasks` isolates one dependency of a chosen length. Each
+# line says a key with a value (`k7 v3`), then filler words and *distractor* pairs, then the key again, and
+# the model must predict its value. That last value is the **critical token**; the first one is the
+# **source**, exactly $d$ steps back. Values are drawn at random, so nothing but the source says what the
+# critical token is:
+#
+# * a model that cannot see the source is at **chance**, accuracy $1/10$ with ten values;
+# * a bigram count model sees the key, learns that a value follows, and stays at chance;
+# * a perfect memory of the line gets every critical token right.
+#
+# The distance $d$ is drawn uniformly from 2 to 60. The number of words *before* the source pair, the
+# **prefix**, is drawn from 0 to 60 on its own, so at every $d$ the question can come early or late in the
+# line. A model that merely does worse near the start of a line then shows it by position, not by $d$.
 
 # %%
-# NBVAL_CHECK_OUTPUT
-for line in synthetic_lines(4, num_keys=4, min_gap=3, max_gap=6, seed=seed):
-    print(" ".join(line))
+from mlm.data.tasks import critical_chance, recall_task
+
+task = recall_task(train_examples=20_000, seed=seed)  # the lines the recall models of later chapters read
+c = task.critical["test"][0]
+line = task.corpus.lines["test"][c.line]
+source = c.position - c.distance
+print(f"d = {c.distance}, prefix {source - 1} words, critical token at position {c.position}:")
+print(" ".join(f"[{w}]" if i in (source - 1, source, c.position - 1, c.position) else w for i, w in enumerate(line)))
+print(f"chance: accuracy {critical_chance(task.spec)[0]:.2f}")
+
+# %%
+critical = task.critical["train"]
+d = np.array([c.distance for c in critical])
+position = np.array([c.position for c in critical])
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.hist2d(d, position, bins=[np.arange(2, 62, 2), np.arange(0, 124, 4)], cmap="Greys")
+ax.set_xlabel("distance d to the source")
+ax.set_ylabel("position of the critical token in its line")
+ax.set_title("Every distance is asked early and late in a line")
+plt.show()
+print(f"correlation of d with the prefix length: {np.corrcoef(d, position - d - 1)[0, 1]:+.2f}; "
+      f"with the critical token's position: {np.corrcoef(d, position)[0, 1]:+.2f}")
+
+# %% [markdown]
+# The position is the prefix plus $d$, so it still grows with $d$ on average (the lower edge of the
+# band), but every $d$ is asked over a range of sixty positions. `mlm.long_range` scores a model on the
+# critical tokens alone, by $d$, by position, and by both at once; chapters 2 to 4 and 6 read those scores
+# from stored runs of every family (`python -m mlm reproduce recall`, three seeds each).
+
+# %% [markdown]
+# ## 6. How the book decides a claim
+#
+# Each paper claims that its model beats a control: *attention lowers the LSTM's perplexity by 15%*. The
+# book trains both sides with three seeds or more and compares the **relative change** of the mean test
+# perplexity,
+#
+# $$ r = \frac{\bar{p}_{\text{model}}}{\bar{p}_{\text{control}}} - 1, $$
+#
+# negative when the model is better. Seeds differ, so $r$ comes with a 95% interval: Welch's $t$ interval
+# for the difference of two means (it does not assume the two sides vary equally), divided by the
+# control's mean. With three seeds a side the interval is wide, about $\pm 0.8\%$ when seeds differ by
+# 0.4%. Against a count baseline, which has no seeds, the interval is that of the model's mean alone.
+
+# %%
+from mlm.claims import relative_change, verdict
+from mlm.manifests import compare
+from mlm.table import load_settings
+
+stored = load_settings([s for s in compare.RUNS if s.base in ("lstm", "window-L5")], "../results")
+lstm, window = (stored[name].values("test_ppl") for name in ("lstm", "window-L5"))
+change, low, high = relative_change(window, lstm)
+print("LSTM seeds:           ", " ".join(f"{p:.1f}" for p in lstm))
+print("window attention seeds:", " ".join(f"{p:.1f}" for p in window))
+print(f"relative change {change:+.1%}, 95% interval {low:+.1%} to {high:+.1%}; the paper reported -3.5%")
+print("verdict:", verdict(window, lstm, paper=-0.035))
+
+# %% [markdown]
+# The interval is read against two points, zero and the paper's own change $p$, with a margin of
+# $\pm 1\%$ inside which the book calls two perplexities equal:
+#
+# | the interval | verdict |
+# |---|---|
+# | lies below 0 and holds $p$ (or lies beyond it) | **supported** |
+# | lies below 0, between $p$ and 0 | **a gain, smaller than reported** |
+# | lies inside $\pm 1\%$ | **no difference** (supported where the paper reported none) |
+# | holds 0 but excludes $p$ | **smaller than reported** |
+# | lies above 0 | **contradicted (a loss)** |
+# | holds both 0 and $p$ | **not settled** |
+#
+# Window attention above gains nothing measurable, and its interval excludes the paper's 3.5%: *smaller than
+# reported*, a stronger statement than "the seeds overlap". Fewer than three seeds a side give no verdict.
+# Every claims table of the book prints the interval beside the verdict, and says which question its runs
+# answer: the paper's own comparison, or the book's (the same parameter count under one recipe).
+
+# %%
+from mlm.plots import interval_plot
+from mlm.table import stored_claims
+
+decided = [(compare.LABELS[claim.model], row)  # the claims whose runs are stored
+           for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results")) if row.seeds]
+interval_plot([row for _, row in decided], [label for label, _ in decided],
+              title="Each family against its control: one recipe, about 2.70M parameters")
+plt.show()
 
 # %% [markdown]
 # ## Summary
@@ -392,16 +478,20 @@ for line in synthetic_lines(4, num_keys=4, min_gap=3, max_gap=6, seed=seed):
 #   the same tokens.
 # * The LSTM equations, written out by hand, match PyTorch's fused `nn.LSTM` to floating-point precision,
 #   and the fused call is what every model uses.
+# * The key-value recall task asks for a value $d$ words back, with $d$ and the position in the line drawn
+#   apart, so memory can be measured without a confound.
+# * A claim is decided by the 95% interval of the relative change over three seeds or more, read against
+#   zero and the paper's own change.
 #
 # **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity and the LSTM cell
 # yourself, then check your work with `python -m exercises.grader 00`.
 #
 # Next, chapter 1 trains the LSTM baselines the later papers compare against.
 
-# %%
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.book import record
 
 record("00_language_modelling", {
-    "ptb_bigram_test_ppl": round(ngram_results["ptb"]["bigram"][0], 1),
-    "wt2_bigram_test_ppl": round(ngram_results["wikitext-2"]["bigram"][0], 1),
+    "ptb_bigram_test_ppl": round(ngram_results["ptb"]["bigram"], 1),
+    "wt2_bigram_test_ppl": round(ngram_results["wikitext-2"]["bigram"], 1),
 })

@@ -52,6 +52,7 @@ class Claim:
     evidence: str  # what the chapter measured: numbers, sizes, seeds, the change and its interval
     verdict: str  # from :func:`verdict`, or UNTESTABLE with the reason in ``evidence``
     question: str = ""  # the comparison the evidence makes, where it is not the paper's own
+    seeds: tuple = ()  # (model's per-seed perplexities, control's, the paper's relative change) where stored
 
 
 NOT_RUN = "not run yet"

@@ -164,3 +164,29 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
     if legend:
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return ax
+
+
+def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
+    """One line per claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our mean
+    perplexity against the control's with its 95% interval (a bar), the paper's reported change (a hollow
+    diamond), and the verdict beside it. Left of 0 the model is better; the band is the +-1% of *no
+    difference*."""
+    from mlm.claims import MARGIN, relative_change
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
+    for y, row in enumerate(rows):
+        model, control, paper = row.seeds
+        change, low, high = relative_change(model, control)
+        ax.plot([100 * low, 100 * high], [y, y], color="C0", lw=3, solid_capstyle="butt")
+        ax.plot(100 * change, y, "o", color="C0")
+        ax.plot(100 * paper, y, "D", mfc="none", mec="black", ms=7)
+        ax.text(1.02, y, row.verdict, transform=ax.get_yaxis_transform(), va="center", fontsize=9)
+    ax.axvspan(-100 * MARGIN, 100 * MARGIN, color="0.9", zorder=0)
+    ax.axvline(0, color="0.4", lw=1)
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("change of test perplexity against the control (%): ours with its 95% interval; ◇ the paper")
+    ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    return ax

@@ -239,7 +239,7 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, "
                                       f"{interval_text(ours, theirs)}",
                           verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked()),
-                          claim.question))
+                          claim.question, (ours, theirs, reported_change)))
     return rows
 
 
