@@ -63,6 +63,7 @@ class RunSpec:
     tokens: float | None = None
     epochs: int | None = None  # expected epochs under early stopping (a guess); None: train.epochs
     note: str = ""
+    label: str = ""  # what the run is where its overrides make it another model than the preset names
 
     @property
     def id(self) -> str:

@@ -266,6 +266,9 @@ def _row(setting: StoredSetting) -> Row:
     from its first stored result."""
     spec, first = setting.spec, (setting.results[0] if setting.results else {})
     paper = {}
+    if getattr(spec, "label", ""):  # another model than its preset: the preset's paper numbers are not its own
+        return Row(setting.group, setting.run, spec.label, {}, valid=setting.values("best_valid_ppl"),
+                   test=setting.values("test_ppl"), expected=setting.expected, note=spec.note)
     if spec is not None:
         try:
             paper = spec.config().paper
@@ -325,8 +328,9 @@ def format_markdown(rows: Sequence[Row]) -> str:
 
 def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
     """One panel per group that has at least one result (the Markdown table lists the others): our test
-    perplexity (mean, ± std as error bar) as bars, the paper's as a black tick; missing runs of a plotted
-    group are labelled "missing". Written as a PNG with matplotlib's Agg backend."""
+    perplexity per setting as a dot with ± one standard deviation over its seeds, the paper's as a black
+    diamond where the row has one; the axis spans the values, not zero to them, so differences of a few
+    points stay visible. Written as a PNG with matplotlib's Agg backend."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -334,19 +338,29 @@ def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
 
     groups = list(dict.fromkeys(r.group for r in rows))
     groups = [g for g in groups if any(r.test for r in rows if r.group == g)] or groups[:1]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.2 * max(len(groups), 1)), squeeze=False)
+    heights = [0.32 * sum(1 for r in rows if r.group == g) + 1.0 for g in groups]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(9, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
     for ax, group in zip(axes[:, 0], groups):
         members = [r for r in rows if r.group == group]
-        for i, r in enumerate(members):
+        has_paper = False
+        for y, r in enumerate(members):
             if r.test:
                 mean, std = mean_std(r.test)
-                ax.bar(i, mean, yerr=std or 0, color="tab:blue", capsize=3)
+                ax.errorbar(mean, y, xerr=std or 0, fmt="o", color="tab:blue", capsize=3)
+                ax.text(mean, y - 0.25, f"{mean:.1f}", ha="center", va="bottom", fontsize=7, color="tab:blue")
             else:
-                ax.text(i, 0, "missing", rotation=90, ha="center", va="bottom", fontsize=8, color="gray")
+                ax.text(0.01, y, "not run yet", transform=ax.get_yaxis_transform(), va="center", fontsize=8,
+                        color="gray")
             if isinstance(r.paper.get("test"), (int, float)):
-                ax.plot([i - 0.4, i + 0.4], [r.paper["test"]] * 2, color="black", lw=2)
-        ax.set_xticks(range(len(members)), [r.run for r in members], rotation=30, ha="right", fontsize=8)
-        ax.set_title(f"{group}: test perplexity (bars: ours, black: paper)", fontsize=9)
+                has_paper = True
+                ax.plot(r.paper["test"], y, "D", color="black", ms=5)
+        ax.set_yticks(range(len(members)), [f"{r.run} ({r.n})" for r in members], fontsize=8)
+        ax.set_ylim(len(members) - 0.5, -0.7)
+        ax.margins(x=0.08)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_title(f"{group}: test perplexity, mean ± sd over (n) seeds"
+                     + ("; ◆ the paper's" if has_paper else ""), fontsize=9)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

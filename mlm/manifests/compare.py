@@ -150,7 +150,7 @@ def _set(overrides: dict) -> list[str]:
     return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in overrides.items()]
 
 
-RUNS = [dataclasses.replace(r, hours=hours)
+RUNS = [dataclasses.replace(r, hours=hours, label=f"{LABELS[name]}, {BASE}'s recipe")
         for name, (overrides, hours) in FAMILIES.items()
         for r in runs("compare-ptb", name, BASE, overrides=_set(overrides), seeds=FAMILY_SEEDS.get(name, SEEDS),
                       post=("history-cut",))]
