@@ -277,9 +277,13 @@ def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
     update_readme replaces only the block, and leaves a file without markers alone."""
     from mlm.table import README_BEGIN, README_END, readme_block, readme_claims, update_readme
 
+    from mlm.table import PENDING_BEGIN, PENDING_END, pending_runs
+
     root = Path(__file__).resolve().parents[1]
     assert readme_block(root / "README.md") == readme_claims(root / "results"), \
         "README.md's claims table is out of date: run `python -m mlm table` and commit README.md"
+    assert readme_block(root / "results" / "README.md", PENDING_BEGIN, PENDING_END) == pending_runs(root / "results"), \
+        "results/README.md's list of pending runs is out of date: run `python -m mlm table`"
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n{README_BEGIN}\nold\n{README_END}\nafter\n")
     assert update_readme(readme, "new") and readme.read_text() == f"# x\n{README_BEGIN}\nnew\n{README_END}\nafter\n"
