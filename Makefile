@@ -1,6 +1,6 @@
 # The book's two commands:
 #   make book   create .venv if needed, install, execute every chapter (reduced size) into book_output/
-#   make test   unit tests + exercise grading + nbval on the executed chapters
+#   make test   unit tests + exercise grading + nbval on the executed chapters + the website in a browser
 # and the website: make site   build/site/html from the committed executed notebooks (docs/site.md)
 # Corpora are read from $MLM_DATA_DIR (default ~/.cache/mlm, downloaded there when online).
 
@@ -41,7 +41,8 @@ book: install
 site: install-site
 	$(BIN)/python site/build.py --output $(SITE_OUTPUT)
 
-test: install
+# tests/test_site.py builds the site and reads it in headless Chromium (apt-get install chromium chromium-driver).
+test: install install-site
 	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
 
 # Re-execute the chapters and store the executed notebooks in chapters/ (what gets committed).
