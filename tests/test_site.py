@@ -32,7 +32,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SCREENSHOTS = REPO / "build" / "site-screenshots"
-INSTALL_BROWSER = "apt-get install chromium chromium-driver   (Debian/Ubuntu, as root)"
+INSTALL_BROWSER = ("apt-get install chromium chromium-driver (Debian/Ubuntu, as root), or set CHROMIUM and "
+                   "CHROMEDRIVER to a Chromium and its matching chromedriver")
 INSTALL_PACKAGES = "pip install -e '.[site]'   (make install-site)"
 
 spec = importlib.util.spec_from_file_location("site_build", REPO / "site" / "build.py")
@@ -158,7 +159,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def executable(variable: str, *names: str) -> str | None:
-    return os.environ.get(variable) or next(filter(None, map(shutil.which, names)), None)
+    """The program named by the environment variable, else the first of `names` on PATH (None: missing)."""
+    path = os.environ.get(variable) or next(filter(None, map(shutil.which, names)), None)
+    return path if path and os.access(path, os.X_OK) else None
 
 
 @pytest.fixture(scope="module")
