@@ -56,6 +56,11 @@ def require(ok: bool, missing: str, install: str) -> None:
     pytest.skip(message)
 
 
+def require_site_packages() -> None:
+    for package in ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax", "selenium"):
+        require(importlib.util.find_spec(package) is not None, f"the Python package {package}", INSTALL_PACKAGES)
+
+
 def none_of(found: list, what: str) -> None:
     """Fail with `what` and the list, one per line, when `found` holds anything."""
     if found:
@@ -123,11 +128,11 @@ def test_an_error_output_stops_the_build(tmp_path):
 
 
 def test_a_sphinx_warning_fails_the_build(tmp_path):
-    require(importlib.util.find_spec("myst_nb") is not None, "MyST-NB", INSTALL_PACKAGES)
-    repo = fake_repo(tmp_path / "repo", {"cell_type": "markdown", "id": "gone", "source": "![gone](gone.png)",
-                                               "metadata": {}})
+    require_site_packages()
+    assert (site_build.build(tmp_path / "fine", fake_repo(tmp_path / "fine-repo")) / "index.html").exists()
+    broken = {"cell_type": "markdown", "id": "gone", "source": "![gone](gone.png)", "metadata": {}}
     with pytest.raises(site_build.SiteError, match="Sphinx failed"):
-        site_build.build(tmp_path / "site", repo)
+        site_build.build(tmp_path / "broken", fake_repo(tmp_path / "broken-repo", broken))
 
 
 # The real site, in a browser ----------------------------------------------------------------------
@@ -135,8 +140,7 @@ def test_a_sphinx_warning_fails_the_build(tmp_path):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    for package in ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax", "selenium"):
-        require(importlib.util.find_spec(package) is not None, f"the Python package {package}", INSTALL_PACKAGES)
+    require_site_packages()
     output = tmp_path_factory.mktemp("site")
     build = subprocess.run([sys.executable, str(REPO / "site" / "build.py"), "--output", str(output)],
                            capture_output=True, text=True, cwd=REPO)
