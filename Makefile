@@ -1,6 +1,7 @@
 # The book's two commands:
 #   make book   create .venv if needed, install, execute every chapter (reduced size) into book_output/
-#   make test   unit tests + exercise grading + nbval on the executed chapters
+#   make test   unit tests + exercise grading + nbval on the executed chapters + the website in a browser
+# and the website: make site   build/site/html from the committed executed notebooks (docs/site.md)
 # Corpora are read from $MLM_DATA_DIR (default ~/.cache/mlm, downloaded there when online).
 
 PYTHON ?= python3
@@ -9,13 +10,14 @@ BIN := $(VENV)/bin
 SIZE ?= reduced
 CHAPTERS ?=
 OUTPUT ?= book_output
+SITE_OUTPUT ?= build/site
 
 # The chapters run in chapters/, so a relative MLM_DATA_DIR (e.g. ../shared/data) is made absolute here.
 ifdef MLM_DATA_DIR
 export MLM_DATA_DIR := $(abspath $(MLM_DATA_DIR))
 endif
 
-.PHONY: install book test chapters sync lab bench clean
+.PHONY: install install-site book site test chapters sync lab bench clean
 
 install: $(VENV)/.installed
 
@@ -25,10 +27,22 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
+# The site's packages, an optional group: readers who only use JupyterLab never install them.
+install-site: $(VENV)/.installed-site
+
+$(VENV)/.installed-site: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[site]"
+	touch $@
+
 book: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size $(SIZE) --output $(OUTPUT)
 
-test: install
+# The website from the committed notebooks, executing nothing; open $(SITE_OUTPUT)/html/index.html.
+site: install-site
+	$(BIN)/python site/build.py --output $(SITE_OUTPUT)
+
+# tests/test_site.py builds the site and reads it in headless Chromium (apt-get install chromium chromium-driver).
+test: install install-site
 	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
 
 # Re-execute the chapters and store the executed notebooks in chapters/ (what gets committed).
@@ -48,4 +62,4 @@ bench: install
 	$(BIN)/python -m mlm bench zaremba2014-small press2017-small-tied zaremba2014-medium
 
 clean:
-	rm -rf $(OUTPUT) .pytest_cache
+	rm -rf $(OUTPUT) $(SITE_OUTPUT) build/site-screenshots .pytest_cache
