@@ -1,4 +1,4 @@
-"""The package's layout: no import cycles, the README lists exactly the files that exist, and every
+"""The package's layout: no import cycles, docs/layout.md lists exactly the files that exist, and every
 reference to the design notes points at a section that exists."""
 
 from __future__ import annotations
@@ -94,12 +94,12 @@ def test_the_cycle_check_can_fail(tmp_path):
     assert find_cycles(graph) == [["mlm.completion", "mlm.data.holmes"]]
 
 
-# -- the README's layout section -------------------------------------------------------------------
+# -- the layout in docs/layout.md -------------------------------------------------------------------
 LAYOUT_START, LAYOUT_END = "<!-- layout: begin -->", "<!-- layout: end -->"
 
 
 def listed_files(readme: str) -> set[str]:
-    """The paths named in the README's layout block (a tree whose entries are ``name.py`` or ``folder/``)."""
+    """The paths named in a layout block (a tree whose entries are ``name.py`` or ``folder/``)."""
     block = readme.split(LAYOUT_START, 1)[1].split(LAYOUT_END, 1)[0]
     paths, folders = set(), {}
     for line in block.splitlines():
@@ -122,12 +122,12 @@ def package_files() -> set[str]:
     return files | folders | {"mlm/"}
 
 
-def test_readme_layout_lists_every_module_and_only_those():
-    readme = (ROOT / "README.md").read_text()
-    listed = {p for p in listed_files(readme) if p.startswith("mlm/")}
+def test_layout_lists_every_module_and_only_those():
+    layout = (ROOT / "docs" / "layout.md").read_text()
+    listed = {p for p in listed_files(layout) if p.startswith("mlm/")}
     actual = package_files()
-    assert not actual - listed, f"README's layout omits {sorted(actual - listed)}"
-    assert not listed - actual, f"README's layout lists files that do not exist: {sorted(listed - actual)}"
+    assert not actual - listed, f"docs/layout.md omits {sorted(actual - listed)}"
+    assert not listed - actual, f"docs/layout.md lists files that do not exist: {sorted(listed - actual)}"
 
 
 # -- design notes ------------------------------------------------------------------------------------
