@@ -76,7 +76,7 @@ plt.show()
 # to about 44 at the end: the network learns its training text far better than it learns to predict new
 # text. It is **overfitting**; the halving learning rate only keeps it from growing worse, by all but
 # freezing the weights. Two remedies follow. Dropout on the right connections lets Zaremba et al. train
-# networks 3 and 7.5 times wider to far lower perplexity (82.7 and 78.4 against 114.5 on the test set);
+# networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and 78.4 against 114.5 on the test set);
 # tying removes the largest single matrix, the output layer, which holds 2.0M of the small model's 4.65M
 # parameters.
 
@@ -269,9 +269,8 @@ plt.show()
 # %% [markdown]
 # Both networks end well below the bigram. Both also overfit, and within a third of the full-size run's
 # epochs: training perplexity falls to 125-150 while validation stalls at 320-340 after the third epoch,
-# and the fourth gains nothing. Eighty thousand tokens are
-# simply too few for 2.6M-4.7M parameters; the test perplexity is read with the weights of the best
-# validation epoch. The tied model ends lower than the untied one with 2M fewer parameters. That is one
+# and the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test perplexity is
+# read with the weights of the best validation epoch. The tied model ends lower than the untied one with 2M fewer parameters. That is one
 # seed on a slice of the data: a direction, not a verdict (section 5 has the stored runs).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -297,9 +296,9 @@ for name, run in runs.items():
 # ### What the model writes
 #
 # Text sampled from a model shows what a perplexity in the hundreds means. `mlm.sampling.sample_text`
-# continues a prompt word by word, drawing each word from the model's distribution at a temperature $T$:
-# the logits are divided by $T$ before the softmax, so $T = 1$ is the model itself and a small $T$
-# approaches always taking the most probable word. The reduced tied model:
+# continues a prompt word by word, drawing each word from the model's distribution at a temperature
+# $\tau$: the logits are divided by $\tau$ before the softmax, so $\tau = 1$ is the model itself and a small
+# $\tau$ approaches always taking the most probable word. The reduced tied model:
 
 # %%
 from mlm.sampling import sample_text
@@ -416,10 +415,10 @@ for claim in pending:
 
 # %% [markdown]
 # The rows ask two different questions. Press & Wolf compare at **equal width**: the tied model is the
-# untied one without its output matrix, so it is both different and smaller (2.65M against 4.65M
-# parameters). The book's comparison across families (chapter 06) holds the **parameter count** fixed
-# instead, at 2.70M: there the tied LSTM spends the saved matrix on width, 228 units against 128, so it
-# asks whether tying is the better use of a fixed budget, not whether sharing alone helps.
+# untied one with its output matrix replaced by the embedding (2.65M against 4.65M parameters), which asks
+# whether sharing the matrix helps. The book's comparison across families (chapter 06) holds the
+# **parameter count** fixed at 2.70M instead: the tied LSTM spends the saved matrix on width, 228 units
+# against 128, which asks whether tying is the better use of a fixed budget.
 #
 # At matched parameters the tied LSTM is better by about 4% in three seeds, more than the paper's 1.8%
 # at equal width. That recipe is Tran et al.'s (one layer, sentences, no dropout), so only the relative
