@@ -344,5 +344,92 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     ax.set_xlim(xs[0] - width / 2 - 2.9, right + 1.6)
     ax.set_ylim(-0.75, ys[-1] + 1.15)
     ax.axis("off")
+
+
+def _plain_log_axis(ax, ticks):
+    """A log y axis labelled with plain numbers at ``ticks`` (no 10^x labels, no minor tick labels)."""
+    ax.set_yscale("log")
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+
+
+def seed_curves(panels: dict[str, list[list[dict]]], axes=None, ylim: tuple[float, float] = (40, 400),
+                ticks=(50, 100, 200, 400)):
+    """Small multiples of stored runs, one panel per setting and one line per seed: validation perplexity
+    (solid) and training perplexity (dashed) by epoch, with a dot at each seed's best validation epoch.
+
+    ``panels`` maps a title to the ``metrics.jsonl`` rows of each seed (:func:`mlm.training.read_metrics`).
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if axes is None:
+        _, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 0.6, 3.4), sharey=True, squeeze=False)
+        axes = axes[0]
+    for ax, (title, seeds) in zip(axes, panels.items()):
+        for s, history in enumerate(seeds):
+            epochs = [h["epoch"] for h in history]
+            valid = [h["valid_ppl"] for h in history]
+            best = min(range(len(valid)), key=valid.__getitem__)
+            ax.plot(epochs, valid, "-", color=f"C{s}", lw=1.5)
+            ax.plot(epochs, [h["train_ppl"] for h in history], "--", color=f"C{s}", lw=1, alpha=0.7)
+            ax.plot(epochs[best], valid[best], "o", color=f"C{s}", ms=5)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _plain_log_axis(ax, ticks)
+        ax.set_ylim(*ylim)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("perplexity (log scale)")
+    return axes
+
+
+def valid_by_seed(groups: dict[str, list[list[dict]]], ax=None, ylim: tuple[float, float] | None = None,
+                  first_epoch: int = 1):
+    """Validation perplexity by epoch of stored runs, one colour per setting and one line per seed, with a dot
+    at each seed's best epoch; ``first_epoch`` leaves out the steep start."""
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for i, (label, seeds) in enumerate(groups.items()):
+        for s, history in enumerate(seeds):
+            rows = [h for h in history if h["epoch"] >= first_epoch]
+            epochs, valid = [h["epoch"] for h in rows], [h["valid_ppl"] for h in rows]
+            best = min(range(len(valid)), key=valid.__getitem__)
+            ax.plot(epochs, valid, "-", color=f"C{i}", lw=1.3, alpha=0.85,
+                    label=f"{label} ({len(seeds)} seeds)" if s == 0 else None)
+            ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation perplexity")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
+
+
+def flow_diagram(steps: list[tuple[str, str]], title: str = "", notes: dict[int, str] | None = None,
+                 width: float = 9.0):
+    """A model drawn as a column of boxes joined by arrows, top to bottom: each step is (what it computes,
+    the shape of what it gives); ``notes`` puts a remark beside the box of that index (a test-time branch,
+    an equation number)."""
+    height = 0.9 * len(steps) + 0.4
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.set_xlim(0, 11)
+    ax.set_ylim(-0.5, len(steps) - 0.3)
+    ax.axis("off")
+    for k, (text, shape) in enumerate(steps):
+        y = len(steps) - 1 - k
+        ax.text(3.2, y, text, ha="center", va="center", fontsize=10,
+                bbox=dict(boxstyle="round,pad=0.35", fc="#eef3fa", ec="#4a6fa5"))
+        ax.text(6.2, y, shape, ha="left", va="center", fontsize=9.5, family="monospace", color="#333333")
+        if notes and k in notes:
+            ax.text(6.2, y - 0.3, notes[k], ha="left", va="center", fontsize=8.5, style="italic", color="#8a4b08")
+        if k:
+            ax.annotate("", xy=(3.2, y + 0.3), xytext=(3.2, y + 0.7),
+                        arrowprops=dict(arrowstyle="->", color="#4a6fa5", lw=1.2))
+    if title:
+        ax.set_title(title, fontsize=11)
     fig.tight_layout()
     return fig
