@@ -116,6 +116,38 @@ def one_epoch_run(tmp_path):
     return cfg, tmp_path / "run"
 
 
+@pytest.mark.filterwarnings("ignore:.*to a meta parameter")
+def test_resume_on_another_device_hands_cpu_rng_states_to_the_setters(one_epoch_run, monkeypatch):
+    """Resuming on a device other than the CPU (here "meta": tensors without data, where no epoch can run)
+    restores the weights on that device and the random states as CPU byte tensors, as torch's setters need
+    (a checkpoint loaded onto a GPU used to crash every resume there)."""
+    cfg, run_dir = one_epoch_run
+    handed = []
+    real = torch.set_rng_state
+    monkeypatch.setattr(torch, "set_rng_state", lambda state: (handed.append(state), real(state)))
+    run = train(tiny("train.epochs=3", "train.device=meta"), run_dir, progress=False, max_epochs=0)
+    assert [h["epoch"] for h in run.history] == [1] and not run.result["finished"]
+    assert {p.device.type for p in run.model.parameters()} == {"meta"}
+    [state] = handed
+    assert state.device.type == "cpu" and state.dtype == torch.uint8
+
+
+def test_wall_time_counts_every_session(one_epoch_run):
+    """result.json's wall_seconds adds the sessions of a resumed run; a checkpoint from before the wall
+    time was kept resumes too, counting its training seconds."""
+    cfg, run_dir = one_epoch_run
+    first = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    assert first["wall_seconds"] >= first["train_seconds"] > 0
+    result = train(cfg, run_dir, progress=False).result
+    assert result["wall_seconds"] > first["wall_seconds"] and result["wall_seconds"] >= result["train_seconds"]
+    old = dict(first)
+    del old["wall_seconds"]
+    torch.save(old, run_dir / "checkpoint.pt")
+    (run_dir / "result.json").unlink()
+    result = train(cfg, run_dir, progress=False).result
+    assert result["wall_seconds"] > first["train_seconds"]
+
+
 def test_resume_with_changed_config_is_refused(one_epoch_run):
     """A different configuration raises CheckpointError naming the key; nothing is modified."""
     cfg, run_dir = one_epoch_run
@@ -140,7 +172,7 @@ def test_restart_ignores_the_old_checkpoint(one_epoch_run):
     result = train(tiny("train.lr=0.02"), run_dir, progress=False, resume=False, max_epochs=1)
     assert len(result.history) == 1
     assert _load_checkpoint(run_dir / "checkpoint.pt", tiny("train.lr=0.02"),
-                            result.corpus.vocab.fingerprint(), torch.device("cpu"))["epoch"] == 1
+                            result.corpus.vocab.fingerprint())["epoch"] == 1
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
 
 
@@ -187,7 +219,7 @@ def test_divergence_stops_and_keeps_last_good_checkpoint(one_epoch_run, monkeypa
     assert len(calls) > 3
     assert (run_dir / "checkpoint.pt").read_bytes() == before
     vocab = synthetic_corpus(seed=cfg.train.seed).vocab
-    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), torch.device("cpu"))
+    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint())
     assert ckpt["epoch"] == 1
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
