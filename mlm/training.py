@@ -272,8 +272,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     set_seed(t.seed)
     corpus = load_data(cfg)
     vocab = corpus.vocab
-    train_batches = build_batches(cfg, corpus, "train")
-    valid_batches = build_batches(cfg, corpus, "valid")
+    train_batches = build_batches(cfg, corpus, "train").to(device)
+    valid_batches = build_batches(cfg, corpus, "valid").to(device)
     model = build_model(cfg, len(vocab), vocab.pad_id, corpus).to(device)
     optimizer = build_optimizer(cfg, model)
 
@@ -385,7 +385,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
               # every epoch runs all its batches (checkpoints are written between epochs only)
               "updates": len(history) * len(train_batches), **machine_info(device)}
     if finished:
-        test_batches = build_batches(cfg, corpus, "test")
+        test_batches = build_batches(cfg, corpus, "test").to(device)
         start = time.perf_counter()
         test_res = evaluate(model, test_batches, device)
         result["test_ppl"] = test_res.perplexity
