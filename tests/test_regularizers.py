@@ -334,6 +334,22 @@ def test_recurrent_weight_dropout():
     torch.testing.assert_close(model(tokens).logits, plain(tokens).logits, rtol=0, atol=0)
 
 
+def test_recurrent_dropout_hands_the_fused_lstm_one_weight_buffer(monkeypatch):
+    """The dropped weights reach the fused kernel as views of one contiguous buffer, laid out in the module's
+    order, as cuDNN needs them (separate tensors would be copied into one on every call)."""
+    model = LanguageModel(V, 6, 6, 2, recurrent_dropout=0.5).train()
+    seen = []
+    real = torch._VF.lstm
+    monkeypatch.setattr(torch._VF, "lstm", lambda x, state, weights, *rest: (seen.append(weights),
+                                                                             real(x, state, weights, *rest))[1])
+    model(torch.randint(V, (3, 5)))
+    [weights] = seen
+    assert len({w.untyped_storage().data_ptr() for w in weights}) == 1
+    offsets = [w.storage_offset() for w in weights]
+    assert offsets == [sum(w.numel() for w in weights[:i]) for i in range(len(weights))]
+    assert [w.shape for w in weights] == [getattr(model.lstm, n).shape for n in model.lstm._flat_weights_names]
+
+
 def test_mode_prediction_and_proper_sampled_softmax():
     """prediction="mode" evaluates with the base matrix; a test-time draw of the softmax sums to one."""
     tokens = torch.randint(V, (3, 5))
