@@ -177,6 +177,18 @@ def scheduled_lr(cfg: Config, epoch: int) -> float:
     return t.lr / t.decay_factor ** max(0, epoch - t.decay_start)
 
 
+def set_matmul_precision(precision: str) -> None:
+    """TF32 matrix products (CUDA on Ampere and later, cuDNN's LSTM included) for ``train.precision`` "tf32"
+    and "bf16"; "fp32" turns them off, cuDNN's default included. Nothing changes on a CPU."""
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision != "fp32"
+
+
+def autocast(cfg: Config, device):
+    """The context of a training forward pass: bfloat16 autocast for ``train.precision="bf16"`` (the logits are
+    cast to fp32 before the softmax and the loss, :func:`training_forward`), else plain fp32."""
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=cfg.train.precision == "bf16")
+
+
 # -- one epoch --------------------------------------------------------------------------
 def training_forward(model, batch, state=None, memory=None):
     """One training forward pass: ``(output, summed NLL, regularizer penalty or None)``.
@@ -208,7 +220,8 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
         batch = batch.to(device)
         if not batches.carry_state:
             state = memory = None
-        out, nll, penalty = training_forward(model, batch, state, memory)
+        with autocast(cfg, device):
+            out, nll, penalty = training_forward(model, batch, state, memory)
         # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
         # "token_mean": averaged over every scored token.
         loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
@@ -269,6 +282,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     if t.threads:
         torch.set_num_threads(t.threads)
     device = choose_device(t.device)
+    set_matmul_precision(t.precision)
     set_seed(t.seed)
     corpus = load_data(cfg)
     vocab = corpus.vocab

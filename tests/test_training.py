@@ -240,6 +240,30 @@ def test_sequence_sum_loss_trains():
     assert result.history[-1]["train_ppl"] < result.history[0]["train_ppl"]
 
 
+def test_bf16_autocast_trains_within_a_tolerance_of_fp32(monkeypatch):
+    """train.precision=bf16 runs the training forward passes under bfloat16 autocast (the logits come out in
+    bf16) with the softmax and loss in fp32, and learns as fp32 does, within 1%; validation is scored in fp32."""
+    fp32 = train(tiny(), progress=False)
+    dtypes = []
+    real = mlm.training.masked_nll
+    monkeypatch.setattr(mlm.training, "masked_nll", lambda logits, *a: (dtypes.append(logits.dtype), real(logits, *a))[1])
+    real_forward = mlm.training.training_forward
+
+    def forward(model, *args):
+        out, nll, penalty = real_forward(model, *args)
+        dtypes.append(out.logits.dtype)
+        return out, nll, penalty
+
+    monkeypatch.setattr(mlm.training, "training_forward", forward)
+    bf16 = train(tiny("train.precision=bf16"), progress=False)
+    assert dtypes[:2] == [torch.float32, torch.bfloat16]  # the loss's logits, then the model's
+    assert bf16.history[-1]["train_ppl"] < bf16.history[0]["train_ppl"]
+    for a, b in zip(fp32.history, bf16.history):
+        assert b["valid_ppl"] == pytest.approx(a["valid_ppl"], rel=0.01) and b["valid_ppl"] != a["valid_ppl"]
+    with pytest.raises(mlm.configs.ConfigError, match="train.precision"):
+        tiny("train.precision=fp16")
+
+
 # -- the loss ---------------------------------------------------------------------------------
 def test_masked_nll_sums_scored_positions_only():
     torch.manual_seed(0)

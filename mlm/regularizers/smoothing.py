@@ -191,7 +191,7 @@ class VariationalSmoothing(EmbeddingRegularizer):
         own = decoder.weight[targets]  # (batch, time, hidden): o_{x_t}
         delta = self.compose(decoder.weight, targets, replace, drawn) - own  # (batch, time, hidden)
         correction = (x * delta).sum(-1, keepdim=True)  # (batch, time, 1): x . (o~ - o_{x_t})
-        return logits.scatter_add(-1, targets[..., None], correction)
+        return logits.scatter_add(-1, targets[..., None], correction.to(logits.dtype))  # bf16 logits under autocast
 
     def sampled_logits(self, decoder: nn.Linear, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Logits with the target words' output rows drawn from q(o), once per (row, word) (Eq. 5; uncoupled).
@@ -210,11 +210,11 @@ class VariationalSmoothing(EmbeddingRegularizer):
         # pair (unused pairs add zeros to row 0's last slot). No bincount, so nothing waits for the device.
         slot = (pair - inverse.amin(1)[rows]).clamp(max=time - 1)  # (pairs,) 0..time-1
         # (batch, slots, hidden) and (batch, slots); slots a row does not use stay 0
-        deltas = x.new_zeros(batch, time, x.size(-1)).index_put((rows, slot), delta, accumulate=True)
+        deltas = delta.new_zeros(batch, time, x.size(-1)).index_put((rows, slot), delta, accumulate=True)
         columns = torch.zeros(batch, time, dtype=torch.long, device=x.device).index_put((rows, slot), words * used,
                                                                                          accumulate=True)
         correction = x @ deltas.transpose(1, 2)  # (batch, time, slots)
-        return logits.scatter_add(-1, columns[:, None, :].expand(batch, time, time), correction)
+        return logits.scatter_add(-1, columns[:, None, :].expand(batch, time, time), correction.to(logits.dtype))
 
     def penalty(self, model) -> torch.Tensor | None:
         """lambda / 2 * sum_v (2 c_v - 1) ||w_v||^2 over the smoothed matrices (the KL term beyond weight decay)."""
