@@ -317,6 +317,23 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
                                   "zaremba2014-small")], "compare", tmp_path)
 
 
+def test_bench_counts_scored_tokens_as_training_and_the_manifests_do(monkeypatch):
+    """Sentences padded to 40 positions: the bench's tokens are the scored targets (words and <eos>), the unit
+    of result.json's tokens per second and of a manifest's ``tokens``, never the padded positions."""
+    import itertools
+
+    from mlm import bench
+
+    clock = itertools.count()
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))  # every timed pass takes "1 second"
+    overrides = [*TINY, "data.protocol=sentence", "data.pad_to=40"]
+    row = bench.bench_preset("synthetic-tiny", overrides=overrides, batches=4, warmup=1)
+    cfg = get_preset("synthetic-tiny", overrides=overrides)
+    timed = list(build_batches(cfg, load_data(cfg), "train"))[1:5]
+    assert row["train_tokens_per_second"] == row["eval_tokens_per_second"] == sum(b.num_tokens for b in timed)
+    assert row["train_tokens_per_second"] < sum(b.inputs.numel() for b in timed) and row["precision"] == "fp32"
+
+
 def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, capsys):
     manifest, _ = tiny_manifest(tmp_path)
     assert [s.id for s in rp.bench_specs(manifest)] == ["g/plain", "g/wide/seed0"]
