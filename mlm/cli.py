@@ -285,6 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="runs at once (on a CPU at most one per core)")
     p.add_argument("--cores", type=int, help="CPU cores to share among the runs (default: all this process may use)")
     p.add_argument("--device", help="cuda, mps or cpu (default: each run's, auto)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config value for every run, e.g. --set train.precision=bf16 (kept in command.txt)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the command of each run to train (and, for Slurm, the sbatch file), run nothing")
     p.add_argument("--post-only", action="store_true", help="only run the post-steps of finished runs")

@@ -192,11 +192,12 @@ def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:
 
 # -- commands ------------------------------------------------------------------------------------
 def train_command(spec: RunSpec, layout: Layout | None = None, threads: int | None = None,
-                  device: str | None = None) -> list[str]:
-    """``python -m mlm train ...`` for ``spec`` (argv without the interpreter), as run and as stored."""
+                  device: str | None = None, overrides: Sequence[str] = ()) -> list[str]:
+    """``python -m mlm train ...`` for ``spec`` (argv without the interpreter), as run and as stored;
+    ``overrides`` (``reproduce --set``) come after the manifest's own."""
     layout = layout or Layout()
     argv = ["python", "-m", "mlm", "train", spec.preset, "--size", spec.size]
-    extra = [*([f"train.threads={threads}"] if threads else [])]
+    extra = [*overrides, *([f"train.threads={threads}"] if threads else [])]
     for item in [*spec.all_overrides(), *extra]:
         argv += ["--set", item]
     if device:
@@ -224,7 +225,7 @@ def store_result(spec: RunSpec, layout: Layout, command: str) -> None:
 
 
 def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, device: str | None,
-            echo: Callable[[str], None] = print, job: str | None = None) -> str:
+            overrides: Sequence[str] = (), echo: Callable[[str], None] = print, job: str | None = None) -> str:
     """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state. A run that
     another live process holds (a second ``reproduce`` of the same manifest) is left to it. ``job``: the
     cluster job this call runs in (:class:`mlm.launch.ClusterTask`), whose own earlier lock is stale."""
@@ -235,7 +236,7 @@ def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, d
         return "running"
     write_lock(run_dir, os.getpid(), job)  # held from now on: by this process, then by its training process
     log = run_dir / "reproduce.log"
-    argv = train_command(spec, layout, threads, device)
+    argv = train_command(spec, layout, threads, device, overrides)
     start = time.perf_counter()
     echo(f"[start] {spec.id}  (log: {log})")
     try:
@@ -263,8 +264,10 @@ def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, d
 # -- running a manifest ----------------------------------------------------------------------------
 def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int = 1, cores: int | None = None,
               device: str | None = None, dry_run: bool = False, echo: Callable[[str], None] = print,
-              launcher: str = "jobs", slurm: SlurmOptions = SlurmOptions()) -> dict[str, str]:
+              launcher: str = "jobs", slurm: SlurmOptions = SlurmOptions(),
+              overrides: Sequence[str] = ()) -> dict[str, str]:
     """Start every run of ``specs`` that is neither done, running nor submitted; returns id -> state.
+    ``overrides`` go to every run's command (e.g. ``train.precision=bf16``), and so into its ``command.txt``.
 
     ``launcher`` (:mod:`mlm.launch`): "jobs" trains the runs here, ``jobs`` at a time; "local" submits them
     to submitit's local executor, all at once; both return when the runs end. "slurm" submits them as one
@@ -282,18 +285,18 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
         if launcher == "slurm" and todo:
             echo(sbatch_script(len(todo), slurm, folder))
         for s in todo:
-            echo(shell(train_command(s, layout, threads, device), threads))
+            echo(shell(train_command(s, layout, threads, device, overrides), threads))
             post = post_command(s, manifest)
             if post:
                 echo(shell(post, threads))
         return states
     if launcher == "jobs":
         echo(f"{len(todo)} of {len(specs)} runs to train, {jobs} at a time, {threads} thread(s) each")
-        calls = [(s, manifest, layout, threads, device, echo) for s in todo]
+        calls = [(s, manifest, layout, threads, device, overrides, echo) for s in todo]
         states.update({s.id: state for s, state in zip(todo, launch_here(execute, calls, jobs))})
         return states
     if todo:  # in a cluster job, each run's messages go to its log (execute's echo: print)
-        submitted = submit(execute, [(s, manifest, layout, threads, device) for s in todo],
+        submitted = submit(execute, [(s, manifest, layout, threads, device, overrides) for s in todo],
                            [layout.run_dir(s) for s in todo], launcher, slurm, folder)
         echo(f"{len(todo)} of {len(specs)} runs submitted ({launcher} job "
              f"{', '.join(sorted({j.job_id.split('_')[0] for j in submitted}))}); submitit's logs in {folder}")
@@ -346,7 +349,7 @@ def main(args) -> int:
         print(f"no run of {args.manifest} matches {args.only}", file=sys.stderr)
         return 2
     for spec in specs:  # every config must be valid before anything starts
-        spec.config()
+        spec.config(args.overrides)
     if args.list:
         print(format_list(specs, layout, read_speeds(args.speeds) if args.speeds else None))
         return 0
@@ -358,7 +361,7 @@ def main(args) -> int:
     slurm = SlurmOptions(args.partition, args.account, args.time, args.gpus_per_job, args.cpus_per_job,
                          args.parallelism)
     states = reproduce(specs, args.manifest, layout, jobs=args.jobs, cores=args.cores, device=args.device,
-                       dry_run=args.dry_run, launcher=args.launcher, slurm=slurm)
+                       dry_run=args.dry_run, launcher=args.launcher, slurm=slurm, overrides=args.overrides)
     if args.dry_run or args.launcher == "slurm":  # the jobs run on: --list follows them
         return 0
     not_done = [i for i, s in states.items() if s != "done"]

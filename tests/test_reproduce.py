@@ -252,7 +252,7 @@ def test_compare_bench_rows_and_paper_claims():
     assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
 
 
-@pytest.mark.parametrize("manifest", ["cpu", "compare"])
+@pytest.mark.parametrize("manifest", ["cpu", "compare", "full"])
 def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(manifest):
     """Each claim shown in a chapter and the README pairs two runs its manifest trains, in one group, with
     two numbers the paper reported (the presets' ``paper`` entries)."""
@@ -266,6 +266,20 @@ def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(m
         assert claim.model != claim.control and claim.chapter in {f"0{i}" for i in range(7)}
         model, control, source = paper_numbers(claim)
         assert isinstance(model, float) and isinstance(control, float) and source
+
+
+def test_full_manifest_has_three_seeds_where_a_claim_compares_two_runs():
+    """One seed decides nothing: every run a full-size claim compares has seeds 0-2, every other run one, and
+    each run knows its training tokens (for the GPU hours)."""
+    from mlm.manifests.full import CLAIMS
+
+    compared = {(c.group, run) for c in CLAIMS for run in (c.model, c.control)}
+    seeds = {}
+    for spec in rp.load_manifest("full"):
+        seeds.setdefault((spec.group, spec.base), []).append(spec.seed)
+        assert spec.tokens and spec.tokens > 1e7, spec.id
+    assert compared <= set(seeds)
+    assert all(found == ([0, 1, 2] if key in compared else [None]) for key, found in seeds.items())
 
 
 def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
@@ -495,20 +509,21 @@ def test_a_preempted_cluster_task_is_requeued_and_resumes_its_run(tmp_path):
 
 
 def test_slurm_dry_run_prints_the_sbatch_file_and_the_commands(tmp_path):
-    """No Slurm here: the dry run shows what would be submitted, one array task per missing run."""
+    """No Slurm here: the dry run shows what would be submitted, one array task per missing run, each with the
+    overrides of ``reproduce --set``."""
     manifest, specs = tiny_manifest(tmp_path)
     lines = []
     options = launch.SlurmOptions(partition="gpu", account="lab", time=120, gpus_per_job=1, cpus_per_job=4,
                                   parallelism=2)
     rp.reproduce(specs, manifest, rp.Layout(tmp_path), launcher="slurm", slurm=options, dry_run=True,
-                 echo=lines.append)
+                 echo=lines.append, overrides=["train.precision=bf16"])
     sbatch, *commands = lines
     for flag in ("--partition=gpu", "--account=lab", "--time=120", "--gpus-per-node=1", "--cpus-per-task=4",
                  "--array=0-2%2", "--job-name=mlm-reproduce", "--signal=USR2@90"):
         assert f"#SBATCH {flag}\n" in sbatch, flag
     assert "submitit.core._submit" in sbatch and str(tmp_path / "runs" / "submitit") in sbatch
     assert len(commands) == 3 and all(c.startswith("OMP_NUM_THREADS=4 python -m mlm train") for c in commands)
-    assert "--set train.threads=4" in commands[0] and not (tmp_path / "runs").exists()
+    assert "--set train.precision=bf16 --set train.threads=4" in commands[0] and not (tmp_path / "runs").exists()
 
 
 def test_cluster_jobs_are_listed_as_submitted_or_running_while_their_job_lives(tmp_path):
