@@ -264,6 +264,45 @@ def test_bf16_autocast_trains_within_a_tolerance_of_fp32(monkeypatch):
         tiny("train.precision=fp16")
 
 
+# Validation perplexity after epochs 1 and 2, and test perplexity, of two-epoch runs on 1,500 synthetic tokens
+# (16 units, fp32, one thread), as the code computed them before its GPU paths were added (commit 7551f0d):
+# stored runs resume from their checkpoints, so on a CPU the engine must go on computing exactly this. Any
+# change to the draws of dropout, noise or smoothing moves these numbers by far more than the tolerance.
+CPU_RUNS = {
+    "plain": ([], (34.669346927431796, 34.11665595205334, 34.73411322531493)),
+    "dropout-recurrent": (["model.regularizer=dropout", "model.embed_dropout=0.3", "model.recurrent_dropout=0.2",
+                           "model.dropout=0.2", "model.num_layers=2"],
+                          (35.564950850456725, 34.22234618941299, 35.08793707801634)),
+    "noise-kn": (["model.regularizer=noise", "model.embed_dropout=0.3", "model.tie_weights=true"],
+                 (34.912362602729864, 34.725104641468725, 35.1553382990792)),
+    "smooth-kn": (["model.regularizer=smooth", "model.embed_dropout=0.3", "model.tie_weights=true",
+                   "train.weight_decay=0.001"], (34.9730431828579, 34.80894325575642, 35.5399373234662)),
+    "smooth-uncoupled": (["model.regularizer=smooth", "model.embed_dropout=0.3", "model.tie_weights=true",
+                          "model.smoothing_coupled=false"],
+                         (34.663585470893956, 34.608219950448486, 35.27464547679042)),
+    "smooth-elementwise": (["model.regularizer=smooth", "model.smoothing_elementwise=true", "model.tie_weights=true",
+                            "model.embed_dropout=0.3"], (34.4105623266505, 34.53547269876955, 35.92598732076405)),
+    "sentence-attentive": (["data.protocol=sentence", "model.head=attentive", "model.dropout=0.3"],
+                           (34.780287977966516, 32.42613053653441, 32.66767993954737)),
+    "document-window": (["data.protocol=document", "model.head=window", "model.window_kind=key-value-predict",
+                         "model.embed_size=24", "model.hidden_size=24"],
+                        (34.498666709361096, 34.27490494527635, 35.7198199413624)),
+    "sentence-rm": (["data.protocol=sentence", "model.head=rm", "model.memory_size=4", "model.dropout=0.2"],
+                    (34.29252585703815, 30.71764736680773, 31.152764344960787)),
+}
+
+
+@pytest.mark.parametrize("case", list(CPU_RUNS))
+def test_cpu_training_computes_what_it_always_did(case):
+    overrides, expected = CPU_RUNS[case]
+    cfg = get_preset("synthetic-tiny", overrides=["data.max_train_tokens=1500", "data.max_eval_tokens=400",
+                                                  "model.embed_size=16", "model.hidden_size=16", "train.epochs=2",
+                                                  "train.device=cpu", *overrides])
+    run = train(cfg, progress=False)
+    got = (*(h["valid_ppl"] for h in run.history), run.result["test_ppl"])
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
 # -- the loss ---------------------------------------------------------------------------------
 def test_masked_nll_sums_scored_positions_only():
     torch.manual_seed(0)
