@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -31,11 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from mlm.configs import ConfigError
+
 LOCK = "reproduce.lock"  # in a run folder: which process (and cluster job) trains the run
 JOB = "job.json"  # in a run folder: the cluster job it was submitted as
 LAUNCHERS = ("jobs", "local", "slurm")
 REQUEUES = 20  # times a cluster task may reach its time limit and be requeued (preemptions do not count)
-# Slurm states of a job that is queued or running (sacct's words; submitit says UNKNOWN before sacct knows it)
+# Slurm states of a job that is queued or running (sacct's words; submitit says UNKNOWN before sacct knows a
+# job, and counts PREEMPTED as not done: a preempted job is requeued)
 ACTIVE = {"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "CONFIGURING", "COMPLETING", "RESIZING",
           "SUSPENDED", "PREEMPTED", "UNKNOWN"}
 
@@ -100,8 +104,8 @@ def _alive(pid) -> bool:
 def run_logged(argv: Sequence[str], threads: int | None, cwd: Path, log: Path, run_dir: Path,
                job: str | None = None) -> int:
     """Run ``python -m mlm ...`` (``argv`` as printed) with this interpreter, holding ``run_dir``'s lock;
-    output appended to ``log``. Returns the exit status. Interrupted (a cluster task requeued, Ctrl-C), it
-    stops the child too: the run resumes from its last checkpoint, never beside a second copy of itself."""
+    output appended to ``log``. Returns the exit status. Interrupted (a cluster task being requeued), it stops
+    the child too: the run resumes from its last checkpoint, never beside a second copy of itself."""
     env = dict(os.environ)
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
@@ -171,6 +175,9 @@ def executor(launcher: str, folder: Path, options: SlurmOptions):
     """A submitit executor for ``launcher`` ("slurm" or "local") writing its files under ``folder``."""
     import submitit
 
+    if launcher == "slurm" and shutil.which("srun") is None:
+        raise ConfigError("--launcher slurm submits from a machine of a Slurm cluster (no srun here); "
+                          "--dry-run prints what it would submit")
     ex = submitit.AutoExecutor(folder, cluster=launcher, **{f"{launcher}_max_num_timeout": REQUEUES})
     if launcher == "slurm":
         ex.update_parameters(**{f"slurm_{k}": v for k, v in options.sbatch().items()})

@@ -524,6 +524,10 @@ def test_slurm_dry_run_prints_the_sbatch_file_and_the_commands(tmp_path):
     assert "submitit.core._submit" in sbatch and str(tmp_path / "runs" / "submitit") in sbatch
     assert len(commands) == 3 and all(c.startswith("OMP_NUM_THREADS=4 python -m mlm train") for c in commands)
     assert "--set train.precision=bf16 --set train.threads=4" in commands[0] and not (tmp_path / "runs").exists()
+    if launch.shutil.which("srun") is None:  # this machine is no Slurm cluster: a clear error, nothing submitted
+        with pytest.raises(rp.ConfigError, match="Slurm cluster"):
+            rp.reproduce(specs, manifest, rp.Layout(tmp_path), launcher="slurm", echo=lines.append)
+        assert not list(tmp_path.glob("runs/*/*/job.json"))
 
 
 def test_cluster_jobs_are_listed_as_submitted_or_running_while_their_job_lives(tmp_path):

@@ -246,7 +246,8 @@ def test_bf16_autocast_trains_within_a_tolerance_of_fp32(monkeypatch):
     fp32 = train(tiny(), progress=False)
     dtypes = []
     real = mlm.training.masked_nll
-    monkeypatch.setattr(mlm.training, "masked_nll", lambda logits, *a: (dtypes.append(logits.dtype), real(logits, *a))[1])
+    monkeypatch.setattr(mlm.training, "masked_nll",
+                        lambda logits, *a: (dtypes.append(logits.dtype), real(logits, *a))[1])
     real_forward = mlm.training.training_forward
 
     def forward(model, *args):

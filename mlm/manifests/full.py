@@ -62,8 +62,9 @@ _tran += [(tran_preset_name("ptb", arch, temporal, comp).removeprefix("tran2016-
 SETTINGS["full-tran2016-ptb"] = [(name, preset, dict(tokens=15 * PTB_TOKENS,
                                                      post=("memory-attention",) if name.startswith("rm") else ()))
                                  for name, preset in _tran]
-SETTINGS["full-tran2016-holmes"] = [(name, f"tran2016-ptb-{name}", dict(overrides=["data.corpus=holmes"],
-                                                                         tokens=15 * HOLMES_TOKENS, post=("completion",)))
+SETTINGS["full-tran2016-holmes"] = [(name, f"tran2016-ptb-{name}",
+                                     dict(overrides=["data.corpus=holmes"], tokens=15 * HOLMES_TOKENS,
+                                          post=("completion",)))
                                     for name in ("lstm1", "rm-tm-g")]
 
 # Kong: Table 2, both corpora and sizes; at most 60 epochs with plateau decay and early stop after 6 bad epochs.
