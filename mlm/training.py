@@ -425,9 +425,9 @@ def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history,
     }, path)
 
 
+# Every checkpoint holds these; those written since the wall time is kept across resumes also "wall_seconds".
 _CHECKPOINT_KEYS = ("config", "vocab_fingerprint", "model", "optimizer", "batches", "rng", "history", "epoch",
-                    "best_valid", "best_epoch", "bad_epochs", "lr", "train_seconds", "train_tokens")  # and, since
-# wall times are kept across resumes, "wall_seconds" (older checkpoints lack it)
+                    "best_valid", "best_epoch", "bad_epochs", "lr", "train_seconds", "train_tokens")
 # Settings that do not change what is trained, so a run may resume with other values
 # (e.g. on another machine); everything else must match the checkpoint.
 _RESUMABLE_CHANGES = {("data", "data_dir"), ("data", "download"), ("data", "eval_batch_size"),
