@@ -224,7 +224,8 @@ from pathlib import Path
 small = json.loads(Path("../results/cpu-press2017-small/untied/seed0/result.json").read_text())
 print(f"the small LSTM of chapter 1 on all of PTB: test perplexity {small['test_ppl']:.1f}, "
       f"{small['test_ppl'] / ngram_results['ptb']['bigram']:.2f} of the bigram's")
-#
+
+# %% [markdown]
 # ## 3. Three training protocols
 #
 # A recurrent network is trained on windows of text, and the papers in this book cut the corpus into
