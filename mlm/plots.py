@@ -124,6 +124,49 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
     return _recall_axes(ax, chance, width, title, legend_outside=True)
 
 
+def recall_panels(stored: dict, chance: float, reach: dict | None = None, reference: str | None = None,
+                  width: int = 5, columns: int = 5, title: str = ""):
+    """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
+    :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
+    ``width``. Every panel draws chance (dashed), the family's reach where it has one (``reach``: {label: the
+    largest d its head can read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the
+    plain LSTM) for comparison. Returns the figure."""
+    import math
+
+    rows = math.ceil(len(stored) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(2.6 * columns, 2.3 * rows + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
+    centre = lambda binned: [(lo + hi) / 2 for lo, hi, *_ in binned]  # noqa: E731
+    if reference is not None:
+        ref = [s.binned(width) for s in stored[reference].scores]
+        ref_mean = torch.tensor([[acc for _, _, acc, _, _ in b] for b in ref]).mean(0)
+    for ax, (label, entry) in zip(axes.flat, stored.items()):
+        if reference is not None and label != reference:
+            ax.plot(centre(ref[0]), ref_mean, color="0.7", lw=2.5, label=f"{reference}, mean")
+        for i, (seed, scores) in enumerate(zip(entry.seeds, entry.scores)):
+            binned = scores.binned(width)
+            ax.plot(centre(binned), [acc for _, _, acc, _, _ in binned], "-o", ms=2.5, lw=1.2, color=f"C{i}",
+                    label=f"seed {seed}")
+        ax.axhline(chance, color="k", lw=1, ls="--")
+        if reach and label in reach:
+            ax.axvline(reach[label] + 0.5, color="tab:red", lw=1, ls=":")
+            ax.text(reach[label] + 1.5, 0.92, f"reach {reach[label]}", fontsize=8, color="tab:red")
+        ax.set_title(label, fontsize=9)
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(stored):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("distance d")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy")
+    handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
+    fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
 def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool = False):
     """The chance line, labels, limits and legend shared by the recall plots."""
     ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
@@ -293,7 +336,7 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
     for i, (label, seeds) in enumerate(curves.items()):
         ks = sorted(int(k) for k in seeds[0] if k != "all")
         ratios = torch.tensor([[s[str(k)] / s["all"] for k in ks] for s in seeds])  # (seeds, ks)
-        color = plt.cm.tab20(i % 20)
+        color = plt.cm.tab10(i % 10) if len(curves) <= 10 else plt.cm.tab20(i % 20)
         ax.plot(ks, ratios.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
                 label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
         if len(seeds) > 1:
