@@ -179,34 +179,6 @@ def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool
     return ax
 
 
-def recall_seed_panels(stored: dict, chance: float, reach: dict | None = None, width: int = 5, title: str = ""):
-    """Accuracy on the critical token against d, one panel per family (:class:`mlm.table.StoredRecall`),
-    one thin line per seed, the chance level dashed and (``reach``, {label: d}) the largest d that the
-    family's head can read directly, dotted, with the distances beyond it shaded."""
-    fig, axes = plt.subplots(1, len(stored), figsize=(3.6 * len(stored) + 0.6, 3.4), sharey=True, squeeze=False)
-    for i, (ax, (label, entry)) in enumerate(zip(axes[0], stored.items())):
-        for k, scores in enumerate(entry.scores):
-            rows = scores.binned(width)
-            ax.plot([(lo + hi) / 2 for lo, hi, *_ in rows], [acc for _, _, acc, _, _ in rows], "-o", ms=3, lw=1.2,
-                    color=f"C{i}", alpha=0.45 + 0.2 * k, label=f"seed {entry.seeds[k]}")
-        ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
-        if reach and label in reach:
-            ax.axvline(reach[label] + 0.5, color="0.3", lw=1, ls=":")
-            ax.axvspan(reach[label] + 0.5, 62, color="0.93", zorder=0)
-            ax.text(reach[label] + 1.5, 0.04, f"d > {reach[label]}: out of reach", fontsize=8, color="0.3")
-        ax.set_xlim(0, 62)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel(f"distance d (bins of {width})")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    axes[0, 0].set_ylabel("accuracy on the critical token")
-    if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
 def attention_by_position(curves: dict[str, list[float]], ax=None, title: str = ""):
     """Mean attention weight per memory position (Tran et al.'s Figure 3), one line per model, on a log
     scale so that weights far below uniform stay readable; uniform attention over the n slots is drawn."""
