@@ -362,15 +362,25 @@ assert whole["RMR(-tM-g)"][0]["test_ppl"] > 1.1 * whole["RM(+tM-g)"][0]["test_pp
 # colour scale is sequential, and logarithmic so that "ten times below uniform" and "uniform" differ.
 
 # %%
-sampled_attention({f"RM(+tM-g), {size}": collected.weights[sample_words(collected, 100, seed=seed)],
-                   "RM(+tM-g), whole PTB": torch.tensor(whole["RM(+tM-g)"][1]["sampled_weights"])},
-                  title="Attention of 100 sampled test words (Figure 4 analogue)")
+sampled = {f"RM(+tM-g), {size}": collected.weights[sample_words(collected, 100, seed=seed)],  # (100, n) each
+           "RM(+tM-g), whole PTB": torch.tensor(whole["RM(+tM-g)"][1]["sampled_weights"])}
+sampled_attention(sampled, title="Attention of 100 sampled test words (Figure 4 analogue)")
 plt.show()
 
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The paragraph below: about two columns in three peak on the current word; the oldest five rows are hundreds
+# of times below uniform for the whole-PTB model, a few times below for the reduced one.
+for weights in sampled.values():
+    assert 0.5 < (weights.argmax(1) == n_memory - 1).float().mean() < 0.85, weights.argmax(1)
+assert sampled["RM(+tM-g), whole PTB"][:, :5].median() < uniform / 100
+assert uniform / 20 < sampled[f"RM(+tM-g), {size}"][:, :5].median() < uniform / 2
+
 # %% [markdown]
-# Nearly every column puts its largest weight on the current word. The whole-PTB model spreads the rest over
-# the few words before it and almost nothing further back (dark: a hundred times below uniform); the reduced
-# model spreads it more evenly over the whole memory. **Attention on a distant word (Figure 5).** The whole-PTB
+# About two columns in three put their largest weight on the current word. The whole-PTB model spreads the
+# rest over the few words before it and almost nothing further back: its oldest rows are dark, hundreds of
+# times below uniform. The reduced model spreads it over the whole memory, a few times below uniform.
+#
+# **Attention on a distant word (Figure 5).** The whole-PTB
 # model's test predictions whose most attended word lies at least 7 positions back, with the model's top five
 # guesses and their log-probabilities (one example per attended word):
 
@@ -392,9 +402,9 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
            for e in sorted(distinct.values(), key=lambda e: -e["weight"])[:4])
 
 # %% [markdown]
-# Most of them follow the number patterns of financial news (PTB writes every number as `N`). After "from $ N"
-# the model looks back at the "million" of "about $ N million" and predicts the same unit again, almost
-# certainly. The paper found German verb particles and fixed expressions in its far larger corpora.
+# Most of them follow the number patterns of financial news (PTB writes every number as `N`). After
+# `from $ N` the model looks back at the `million` of `about $ N million` and predicts the same unit again,
+# almost certainly. The paper found German verb particles and fixed expressions in its far larger corpora.
 #
 # **Explore.** Type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
 # word, each column an input in memory (the current word on the diagonal, at most 15 back; grey cells are
