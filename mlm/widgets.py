@@ -88,7 +88,7 @@ def memory_explorer(models: dict, vocab, examples: list[str]):
 
     Like :func:`attention_explorer`, for RM/RMR models (chapter 04): rows are the predicted
     words, columns the inputs, the current word on the diagonal and the cells outside the memory
-    blank (:func:`mlm.plots.memory_attention_map`). Headless, it draws the first example for every model.
+    grey (:func:`mlm.plots.memory_attention_map`). Headless, it draws the first example for every model.
     """
     return _sentence_explorer(models, vocab, examples, _show_memory_probe)
 
