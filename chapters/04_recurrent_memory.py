@@ -17,7 +17,7 @@
 # %% [markdown]
 # # Chapter 4 — Recurrent Memory Networks (Tran, Bisazza & Monz, 2016)
 #
-# The attentive models of chapters 2 and 3 look back at earlier *LSTM outputs*. Tran et al. look back at
+# The attentive models of chapters 02 and 03 look back at earlier *LSTM outputs*. Tran et al. look back at
 # the earlier *words* themselves: beside the LSTM sits a small memory network that holds the last $n$ input
 # words, and at every step the LSTM state decides which of them to read. Because the memory holds words, its
 # attention can be read directly: which earlier word did the model consult to predict this one?
