@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: jupyter,tags,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
 #     text_representation:
