@@ -179,6 +179,123 @@ def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool
     return ax
 
 
+def attention_by_position(curves: dict[str, list[float]], ax=None, title: str = ""):
+    """Mean attention weight per memory position (Tran et al.'s Figure 3), one line per model, on a log
+    scale so that weights far below uniform stay readable; uniform attention over the n slots is drawn."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    n = len(next(iter(curves.values())))
+    positions = list(range(-n, 0))
+    for i, (label, average) in enumerate(curves.items()):
+        ax.plot(positions, average, "-o", ms=3, color=f"C{i}", label=label)
+    ax.axhline(1 / n, color="k", ls="--", lw=1, label=f"uniform (1/{n})")
+    ax.set_yscale("log")
+    ax.set_xticks(positions[::2])
+    ax.set_xlabel("memory position (-1 = the current word)")
+    ax.set_ylabel("mean attention weight")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def sampled_attention(panels: dict, low: float = 1e-3, title: str = ""):
+    """Tran et al.'s Figure 4: the attention of sampled words side by side, one panel per model
+    (``panels`` maps a title to a (words, n) tensor), the current word at the bottom. A weight lies in
+    (0, 1], so the colour is sequential on a log scale from ``low`` to 1, with uniform attention marked
+    on the colour bar."""
+    from matplotlib.colors import LogNorm
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels) + 1, 3.6), squeeze=False,
+                             layout="constrained")
+    for ax, (name, weights) in zip(axes[0], panels.items()):
+        n = weights.shape[1]
+        image = ax.imshow(weights.T.clamp(min=low).numpy(), cmap="viridis", aspect="auto",
+                          norm=LogNorm(vmin=low, vmax=1))
+        ax.set_yticks([0, n // 2, n - 1], [f"-{n}", f"-{n - n // 2}", "-1"])
+        ax.set_xlabel("sampled test word")
+        ax.set_title(name, fontsize=10)
+    axes[0, 0].set_ylabel("memory position")
+    bar = fig.colorbar(image, ax=axes[0].tolist(), fraction=0.025, pad=0.01)
+    n = next(iter(panels.values())).shape[1]
+    bar.set_ticks([low, 0.01, 1 / n, 0.3, 1], labels=[f"{low:g}", "0.01", f"1/{n} (uniform)", "0.3", "1"])
+    bar.set_label("attention weight (log scale)")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
+    """A Recurrent Memory model's attention over one sentence (Tran et al.'s Figure 4 for a single
+    sentence): rows are the predicted words, columns the inputs; each row is divided by its largest
+    weight, and the row label gives that weight beside uniform attention 1/k over its k words in
+    memory. Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
+    import numpy as np
+
+    weights = probe["attention"]  # (targets, inputs)
+    rows, cols = weights.shape
+    t, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    outside = (j > t) | (j <= t - n)  # not in the memory of row t: the inputs t-n+1 .. t
+    top = weights.max(dim=1).values.clamp(min=1e-12)  # (targets,)
+    k = (~outside).sum(axis=1)
+    labels = [f"{w} (max {float(m):.2f}, unif {1 / kk:.2f})" for w, m, kk in zip(probe["targets"], top, k)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.36 * cols + 3.5, 0.3 * rows + 1.8))
+    image = ax.imshow(np.ma.masked_where(outside, (weights / top[:, None]).numpy()), cmap="Blues", vmin=0, vmax=1,
+                      aspect="auto")
+    ax.set_facecolor("0.85")  # the masked cells: not in memory
+    ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=8)
+    ax.set_yticks(range(rows), labels, fontsize=8)
+    ax.set_xlabel(f"inputs in memory (the current word on the diagonal, at most {n})")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(f"{title}\n(each row divided by its largest weight; grey: not in memory)", fontsize=10)
+    plt.colorbar(image, ax=ax, fraction=0.03, label="weight / the row's largest")
+    return ax
+
+
+def memory_block_diagram(n: int = 15, d: int = 128):
+    """Chapter 04's architecture figure: RM and RMR at one time step t, every tensor with its shape
+    (B sentences, T steps) and the equation number of each step beside it."""
+    fig, ax = plt.subplots(figsize=(11, 6.2))
+    ax.set_xlim(0, 12)
+    ax.set_ylim(-0.5, 6.4)
+    ax.axis("off")
+    boxes = {  # name: (x, y, text, fill, the tensor it gives, which side that shape is written on)
+        "x": (1.4, 0, "$x_t$", "white", "(B, T) ids", "l"),
+        "E": (1.4, 1.2, "embedding $E$", "#dbe9f6", "(B, T, d)", "l"),
+        "lstm": (1.4, 2.4, "LSTM", "#fde2c8", "$h_t$: (B, T, d)", "l"),
+        "window": (7.6, 0, f"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} inputs", "white", "(B, T, n) ids", "r"),
+        "M": (5.6, 1.2, "keys $M(x_i) + T$", "#e5dcf0", "(B, T, n, d); T: (n, d)", "l"),
+        "C": (9.6, 1.2, "values $C(x_i)$", "#e5dcf0", "(B, T, n, d)", "r"),
+        "p": (5.6, 2.4, "$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(B, T, n)  Eq. 1-2", "r"),
+        "s": (9.6, 3.6, "$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(B, T, d)  Eq. 3", "r"),
+        "g": (5.6, 3.6, "gate $g(s_t, h_t)$", "#dcefd9", "$h^m_t$: (B, T, d)  Eq. 4-7", "l"),
+        "top": (5.6, 4.8, "RMR only: a second LSTM", "#fde2c8", "(B, T, d)", "l"),
+        "out": (5.6, 6.0, "softmax", "#dcefd9", "(B, T, |V|)", "l"),
+    }
+    texts = {}
+    for name, (x, y, text, fill, _, _) in boxes.items():
+        texts[name] = ax.text(x, y, text, ha="center", va="center", fontsize=11, zorder=3,
+                              bbox=dict(boxstyle="round,pad=0.4", fc=fill, ec="0.3" if fill != "white" else "white",
+                                        ls="--" if name == "top" else "-"))
+    for a, b in [("x", "E"), ("E", "lstm"), ("lstm", "p"), ("window", "M"), ("window", "C"), ("M", "p"),
+                 ("p", "s"), ("C", "s"), ("s", "g"), ("lstm", "g"), ("g", "top"), ("top", "out")]:
+        ax.annotate("", xy=boxes[b][:2], xytext=boxes[a][:2],
+                    arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.2, patchA=texts[a].get_bbox_patch(),
+                                    patchB=texts[b].get_bbox_patch(), shrinkA=2, shrinkB=2))
+    fig.canvas.draw()  # the boxes' extents, to write each shape beside its box
+    to_data = ax.transData.inverted()
+    for name, (x, y, _, _, shape, side) in boxes.items():
+        (x0, _), (x1, _) = to_data.transform(texts[name].get_bbox_patch().get_window_extent())
+        ax.text(x1 + 0.12 if side == "r" else x0 - 0.12, y, shape, ha="left" if side == "r" else "right",
+                va="center", fontsize=9, family="monospace", color="0.3")
+    ax.text(11.9, 5.4, f"d = {d}, n = {n}: B sentences of T steps\nRM: the gate feeds the softmax\n"
+            "RMR: a second LSTM in between", ha="right", va="center", fontsize=9.5, color="0.25")
+    ax.set_title("The Memory Block between the LSTM and the softmax, at every step t", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
 def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True):
     """Test perplexity with the history cut to k words, relative to the whole history, against k.
 
