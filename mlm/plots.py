@@ -87,6 +87,93 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     return ax
 
 
+
+def window_head_diagram(window: int = 3, ax=None):
+    """Daniluk et al.'s key-value-predict head (their Figure 1c) with the shape of every tensor: the LSTM
+    output of each step split into key, value and predict parts, the window of the previous ``window``
+    outputs, and the equations that turn them into the next-word distribution. Keys go down to the scores,
+    values up to the read. (Plain attention uses one vector as all three parts; key-value predicts from the
+    value.)"""
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9.5, 6.5))
+    parts = [("$k$", "key", "#4C72B0"), ("$v$", "value", "#DD8452"), ("$p$", "predict", "#55A868")]
+    xs = [1.2 * i for i in range(window)] + [1.2 * window + 0.8]  # the window's columns, then the current step
+    names = [f"$h_{{t-{window - i}}}$" for i in range(window)] + ["$h_t$"]
+    ax.add_patch(Rectangle((xs[0] - 0.5, -0.75), xs[window - 1] - xs[0] + 1.0, 2.75, facecolor="0.94",
+                           edgecolor="0.6", ls="--", zorder=0))
+    ax.text(xs[0] - 0.45, 1.95, f"window $Y_t$ (L = {window} drawn)", fontsize=9, va="top")
+    for x, name in zip(xs, names):
+        for j, (symbol, _, color) in enumerate(parts):
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=color, edgecolor="white"))
+            ax.text(x, 0.5 * j + 0.25, symbol, ha="center", va="center", color="white", fontsize=10)
+        ax.text(x, -0.4, name, ha="center", va="center", fontsize=11)
+    for j, (_, word, color) in enumerate(parts):
+        ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, k)", va="center", fontsize=8, color=color)
+    ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3k),\nsplit in three (Eq. 11)", va="center", fontsize=8)
+
+    def box(x, y, text, width):
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
+                                    facecolor="white", edgecolor="0.3", zorder=2))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9, zorder=3)
+
+    def arrow(x0, y0, x1, y1, color="0.3", **kw):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": color, "lw": 1.3, **kw})
+
+    left = xs[0] - 0.5
+    score_y, read_y, merge_y, out_y = -1.9, 2.9, 4.1, 5.3
+    box(left - 0.6 + 3.4, score_y, r"$\alpha_t = \mathrm{softmax}(w^\top \tanh(W^Y K_t + W^h k_t\,\mathbf{1}^\top))$"
+        "   (batch, time, L)   Eq. 7-8", 6.8)
+    box(left - 0.6 + 2.7, read_y, r"$r_t = \sum_j \alpha_{t,j}\, v_{t-L+j}$   (batch, time, k)   Eq. 9", 5.4)
+    box(left + 5.2, merge_y, r"$h^*_t = \tanh(W^r r_t + W^x p_t)$   (batch, time, k)   Eq. 12", 5.6)
+    box(left + 5.2, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 5.6)
+    for x in xs[:window]:
+        arrow(x, 0.0, x, score_y + 0.38, parts[0][2])  # each key in the window is scored
+        arrow(x + 0.3, 0.75, x + 0.45, read_y - 0.38, parts[1][2])  # each value is read
+    arrow(xs[-1] - 0.3, 0.25, xs[-1] - 0.7, score_y + 0.38, parts[0][2])  # the current key asks
+    arrow(xs[-1], 1.5, xs[-1], merge_y - 0.38, parts[2][2])  # the current predict part
+    arrow(left - 0.3, score_y + 0.38, left - 0.3, read_y - 0.38)  # the weights
+    ax.text(left - 0.4, (score_y + read_y) / 2, r"$\alpha_t$", ha="right", va="center", fontsize=11)
+    arrow(left + 4.0, read_y + 0.34, left + 4.0, merge_y - 0.36)
+    arrow(left + 5.2, merge_y + 0.34, left + 5.2, out_y - 0.36)
+    ax.set_xlim(left - 1.0, xs[-1] + 3.3)
+    ax.set_ylim(score_y - 0.6, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title("Key-value-predict attention over a window (Daniluk et al. 2017, Figure 1c)", fontsize=11)
+    return ax
+
+def window_heatmap(attention, inputs: list[str], targets: list[str], window: int, title: str = "", ax=None):
+    """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
+
+    ``attention`` is (steps, steps): row t holds the weights with which the word ``targets[t]`` is
+    predicted, put on the columns of the inputs whose outputs they read (inputs t-L .. t-1). Each cell
+    shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on uniform
+    (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
+    import numpy as np
+
+    weights = np.asarray(attention, dtype=float)
+    steps = weights.shape[0]
+    t, i = np.indices(weights.shape)
+    outside = (i >= t) | (i < t - window)  # the future, the current input, and what has left the window
+    slots = np.minimum(np.arange(steps), window)[:, None].clip(min=1)
+    ratio = np.log2(np.clip(weights * slots, 1e-6, None))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.22 * steps + 2.6, 0.22 * steps + 1.6))
+    ax.set_facecolor("0.85")
+    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="equal",
+                      interpolation="nearest")
+    ax.set_xticks(range(steps), inputs, rotation=90, fontsize=8)
+    ax.set_yticks(range(steps), targets, fontsize=8)
+    ax.set_xlabel("input whose output is read (grey: outside the window)")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(title, fontsize=10)
+    bar = plt.colorbar(image, ax=ax, fraction=0.035, ticks=[-2, -1, 0, 1, 2])
+    bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"])
+    bar.set_label("weight / uniform weight of the row")
+    return ax
+
+
 def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, width: int = 5, ax=None,
                        title: str = ""):
     """Accuracy on the critical tokens of the recall task against the distance d, one line per model.
@@ -122,6 +209,40 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
                 label=f"{label} ({len(entry.seeds)} seeds)")
         ax.fill_between(centres, accs.min(0).values, accs.max(0).values, color=color, alpha=0.08, lw=0)
     return _recall_axes(ax, chance, width, title, legend_outside=True)
+
+
+def recall_panels(stored: dict, chance: float, reach: dict | None = None, width: int = 5, columns: int = 3,
+                  title: str = ""):
+    """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
+    :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
+    ``width``. Chance is the dashed line; ``reach`` ({label: d}) shades the distances a head can read
+    directly (a window of L outputs reaches d <= L + 1)."""
+    rows = -(-len(stored) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows + 0.4), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, (label, entry) in zip(axes.flat, stored.items()):
+        for seed, scores in zip(entry.seeds, entry.scores):
+            binned = scores.binned(width)
+            ax.plot([(lo + hi) / 2 for lo, hi, *_ in binned], [acc for _, _, acc, _, _ in binned], "-o", ms=2.5,
+                    lw=1.2, label=f"seed {seed}")
+        if reach and reach.get(label):
+            ax.axvspan(0, reach[label] + 0.5, color="C2", alpha=0.15, lw=0)
+            ax.text(reach[label] + 1, 0.04, f"reach d ≤ {reach[label]}", fontsize=8, color="C2")
+        ax.axhline(chance, color="k", lw=1, ls="--")
+        ax.set_title(label, fontsize=10)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlim(0, None)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(stored):]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel(f"distance d (bins of {width})")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy")
+    axes.flat[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title or f"Recall of the critical value by distance d (dashed: chance, {chance:.2f})", fontsize=11)
+    fig.tight_layout()
+    return axes
 
 
 def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool = False):
