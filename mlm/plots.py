@@ -143,6 +143,54 @@ def window_head_diagram(window: int = 3, ax=None):
     ax.set_title("Key-value-predict attention over a window (Daniluk et al. 2017, Figure 1c)", fontsize=11)
     return ax
 
+def ngram_head_diagram(n: int = 4, ax=None):
+    """Daniluk et al.'s N-gram RNN head (their Figure 1d, Eq. 13) with the shape of every tensor: the LSTM
+    output of each step split into N-1 parts, and part j of the output j-1 steps back concatenated."""
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5))
+    parts = n - 1
+    colors = [plt.cm.viridis(0.15 + 0.7 * j / max(parts - 1, 1)) for j in range(parts)]
+    xs = [1.3 * i for i in range(parts)]  # h_{t-N+2} .. h_t
+    for i, x in enumerate(xs):
+        back = parts - 1 - i  # steps back
+        for j in range(parts):
+            used = j == back  # part j+1 of the output j steps back
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
+                                   alpha=1.0 if used else 0.25))
+            ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
+                    color="white" if used else "0.3")
+        ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
+    ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
+            "faded parts serve other steps", va="center", fontsize=8)
+
+    def box(x, y, text, width):
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
+                                    facecolor="white", edgecolor="0.3"))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9)
+
+    centre = (xs[0] + xs[-1]) / 2
+    cat_y, merge_y, out_y = 0.5 * parts + 1.2, 0.5 * parts + 2.4, 0.5 * parts + 3.6
+    stacked = "; ".join(["h^1_t"] + [f"h^{j + 1}_{{t-{j}}}" for j in range(1, parts)])
+    box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}k)", 4.6)
+    box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, k)   Eq. 13", 4.6)
+    box(centre, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 4.6)
+    for i, x in enumerate(xs):
+        j = parts - 1 - i
+        side = 0.3 if i < parts - 1 else -0.3  # leave from the side of the part, clear of the others
+        ax.annotate("", xy=(centre + 0.6 * (i - (parts - 1) / 2), cat_y - 0.36), xytext=(x + side, 0.5 * j + 0.25),
+                    arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.4})
+    for y0, y1 in ((cat_y, merge_y), (merge_y, out_y)):
+        ax.annotate("", xy=(centre, y1 - 0.36), xytext=(centre, y0 + 0.34),
+                    arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.3})
+    ax.set_xlim(xs[0] - 1.9, xs[-1] + 2.6)
+    ax.set_ylim(-0.7, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title(f"The {n}-gram RNN (Daniluk et al. 2017, Figure 1d)", fontsize=11)
+    return ax
+
+
 def window_heatmap(attention, inputs: list[str], targets: list[str], window: int, title: str = "", ax=None):
     """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
 
