@@ -275,7 +275,7 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, width:
                     lw=1.2, label=f"seed {seed}")
         if reach and reach.get(label):
             ax.axvspan(0, reach[label] + 0.5, color="C2", alpha=0.15, lw=0)
-            ax.text(reach[label] + 1, 0.04, f"reach d ≤ {reach[label]}", fontsize=8, color="C2")
+            ax.text(reach[label] + 1, 0.94, f"reach: d ≤ {reach[label]}", fontsize=8, color="C2", va="top")
         ax.axhline(chance, color="k", lw=1, ls="--")
         ax.set_title(label, fontsize=10)
         ax.set_ylim(0, 1.02)
@@ -287,9 +287,13 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, width:
         ax.set_xlabel(f"distance d (bins of {width})")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
-    axes.flat[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title or f"Recall of the critical value by distance d (dashed: chance, {chance:.2f})", fontsize=11)
     fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if len(stored) < axes.size:  # an empty panel holds the legend
+        axes.flat[len(stored)].legend(handles, labels, fontsize=9, loc="center", frameon=False)
+    else:
+        fig.legend(handles, labels, fontsize=8, loc="upper right", ncol=len(labels), frameon=False)
     return axes
 
 
