@@ -259,42 +259,47 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
     return _recall_axes(ax, chance, width, title, legend_outside=True)
 
 
-def recall_panels(stored: dict, chance: float, reach: dict | None = None, width: int = 5, columns: int = 3,
-                  title: str = ""):
+def recall_panels(stored: dict, chance: float, reach: dict | None = None, reference: str | None = None,
+                  width: int = 5, columns: int = 5, title: str = ""):
     """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
     :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
-    ``width``. Chance is the dashed line; ``reach`` ({label: d}) shades the distances a head can read
-    directly (a window of L outputs reaches d <= L + 1)."""
-    rows = -(-len(stored) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows + 0.4), sharex=True, sharey=True,
+    ``width``. Every panel draws chance (dashed), the family's reach where it has one (``reach``: {label: the
+    largest d its head can read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the
+    plain LSTM) for comparison. Returns the figure."""
+    import math
+
+    rows = math.ceil(len(stored) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(2.6 * columns, 2.3 * rows + 0.6), sharex=True, sharey=True,
                              squeeze=False)
+    centre = lambda binned: [(lo + hi) / 2 for lo, hi, *_ in binned]  # noqa: E731
+    if reference is not None:
+        ref = [s.binned(width) for s in stored[reference].scores]
+        ref_mean = torch.tensor([[acc for _, _, acc, _, _ in b] for b in ref]).mean(0)
     for ax, (label, entry) in zip(axes.flat, stored.items()):
-        for seed, scores in zip(entry.seeds, entry.scores):
+        if reference is not None and label != reference:
+            ax.plot(centre(ref[0]), ref_mean, color="0.7", lw=2.5, label=f"{reference}, mean")
+        for i, (seed, scores) in enumerate(zip(entry.seeds, entry.scores)):
             binned = scores.binned(width)
-            ax.plot([(lo + hi) / 2 for lo, hi, *_ in binned], [acc for _, _, acc, _, _ in binned], "-o", ms=2.5,
-                    lw=1.2, label=f"seed {seed}")
-        if reach and reach.get(label):
-            ax.axvspan(0, reach[label] + 0.5, color="C2", alpha=0.15, lw=0)
-            ax.text(reach[label] + 1, 0.94, f"reach: d ≤ {reach[label]}", fontsize=8, color="C2", va="top")
+            ax.plot(centre(binned), [acc for _, _, acc, _, _ in binned], "-o", ms=2.5, lw=1.2, color=f"C{i}",
+                    label=f"seed {seed}")
         ax.axhline(chance, color="k", lw=1, ls="--")
-        ax.set_title(label, fontsize=10)
+        if reach and label in reach:
+            ax.axvline(reach[label] + 0.5, color="tab:red", lw=1, ls=":")
+            ax.text(reach[label] + 1.5, 0.92, f"reach {reach[label]}", fontsize=8, color="tab:red")
+        ax.set_title(label, fontsize=9)
         ax.set_ylim(0, 1.02)
-        ax.set_xlim(0, None)
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(stored):]:
-        ax.set_axis_off()
+        ax.axis("off")
     for ax in axes[-1]:
-        ax.set_xlabel(f"distance d (bins of {width})")
+        ax.set_xlabel("distance d")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
-    fig.suptitle(title or f"Recall of the critical value by distance d (dashed: chance, {chance:.2f})", fontsize=11)
-    fig.tight_layout()
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    if len(stored) < axes.size:  # an empty panel holds the legend
-        axes.flat[len(stored)].legend(handles, labels, fontsize=9, loc="center", frameon=False)
-    else:
-        fig.legend(handles, labels, fontsize=8, loc="upper right", ncol=len(labels), frameon=False)
-    return axes
+    handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
+    fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
 
 
 def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool = False):
@@ -321,7 +326,7 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
     for i, (label, seeds) in enumerate(curves.items()):
         ks = sorted(int(k) for k in seeds[0] if k != "all")
         ratios = torch.tensor([[s[str(k)] / s["all"] for k in ks] for s in seeds])  # (seeds, ks)
-        color = plt.cm.tab20(i % 20)
+        color = plt.cm.tab10(i % 10) if len(curves) <= 10 else plt.cm.tab20(i % 20)
         ax.plot(ks, ratios.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
                 label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
         if len(seeds) > 1:
@@ -363,3 +368,203 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     return ax
+
+
+def train_valid_panels(histories: dict[str, list[dict]], baseline: float | None = None,
+                       baseline_label: str = "count baseline", title: str = "", panel_width: float = 4.2):
+    """One panel per run: train (dashed) and validation (solid) perplexity per epoch, ticks at whole
+    epochs, a shared log-scale y axis and, where given, a count baseline's perplexity as a dotted line
+    (chapter 01: the gap between the two curves is overfitting)."""
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    fig, axes = plt.subplots(1, len(histories), figsize=(panel_width * len(histories), 3.6), sharey=True,
+                             squeeze=False)
+    for i, (ax, (label, history)) in enumerate(zip(axes[0], histories.items())):
+        epochs = [h["epoch"] for h in history]
+        ax.plot(epochs, [h["train_ppl"] for h in history], "--", color="C0", label="train")
+        ax.plot(epochs, [h["valid_ppl"] for h in history], "-o", color="C1", ms=4, label="validation")
+        if baseline is not None:
+            ax.axhline(baseline, color="0.4", ls=":", lw=1.5, label=baseline_label)
+        step = max(1, round(len(epochs) / 7))
+        ax.set_xticks(epochs[::step])
+        ax.set_xlabel("epoch")
+        ax.set_title(label, fontsize=11)
+        ax.grid(alpha=0.3)
+        if i == 0:
+            ax.set_ylabel("perplexity (log scale)")
+            ax.legend(fontsize=9, loc="lower left")
+    ax = axes[0, 0]
+    ax.set_yscale("log")
+    low, high = ax.get_ylim()
+    ticks = [v for v in (20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000) if low <= v <= high]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_locator(NullLocator())
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
+    """Chapter 01's architecture figure: a two-layer LSTM language model unrolled over ``steps`` time
+    steps, with the shape of every tensor, dropout (D) on the vertical connections only, the recurrent
+    state passed along each layer untouched, and (``tied``) the one matrix shared by the embedding and
+    the softmax layer."""
+    from matplotlib.patches import Circle, FancyBboxPatch
+
+    rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
+        ("word", "$w_t$", "(B, T) word ids", False),
+        ("embedding", "$E_{w_t}$", "(B, T, d)", True),
+        ("lstm1", "LSTM layer 1", "(B, T, n)", True),
+        ("lstm2", "LSTM layer 2", "(B, T, n)", True),
+        ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, T, |V|)", False),
+    ]
+    fig, ax = plt.subplots(figsize=(10, 6.2))
+    xs = [1.6 + 2.4 * s for s in range(steps)]
+    ys = [0.4 + 1.25 * r for r in range(len(rows))]
+    width, height = 1.8, 0.6
+    colors = {"word": "white", "embedding": "#dbe9f6", "lstm1": "#fde2c8", "lstm2": "#fde2c8", "softmax": "#dcefd9"}
+    times = [f"t{'-' if s < steps // 2 else '+'}{abs(s - steps // 2)}" if s != steps // 2 else "t"
+             for s in range(steps)]
+    for s, x in enumerate(xs):
+        for r, (name, text, _, _) in enumerate(rows):
+            y = ys[r]
+            label = text.replace("_t", "_{" + times[s] + "}") if name == "word" or name == "embedding" else text
+            if name == "word":
+                ax.text(x, y, label, ha="center", va="center", fontsize=13)
+            else:
+                ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                            boxstyle="round,pad=0.03", fc=colors[name], ec="0.3"))
+                ax.text(x, y, label, ha="center", va="center", fontsize=10.5)
+            if r + 1 < len(rows):  # the vertical connection to the row above
+                y0, y1 = y + (0.18 if name == "word" else height / 2), ys[r + 1] - height / 2
+                ax.annotate("", xy=(x, y1), xytext=(x, y0), arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+                if rows[r][3]:
+                    ax.add_patch(Circle((x, (y0 + y1) / 2), 0.15, fc="#d95f02", ec="none", zorder=3))
+                    ax.text(x, (y0 + y1) / 2, "D", ha="center", va="center", color="white", fontsize=9,
+                            fontweight="bold", zorder=4)
+        ax.annotate("", xy=(x, ys[-1] + 0.75), xytext=(x, ys[-1] + height / 2),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+        ax.text(x, ys[-1] + 0.9, f"$p(w_{{{times[s]}+1}})$".replace("t+1+1", "t+2").replace("t-1+1", "t"),
+                ha="center", va="center", fontsize=11)
+    for r in (2, 3):  # the recurrent connections: (h, c) along each layer, never dropped
+        y = ys[r]
+        ax.annotate("", xy=(xs[0] - width / 2, y), xytext=(xs[0] - width / 2 - 0.6, y),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2, ls="--"))
+        for x0, x1 in zip(xs[:-1], xs[1:]):
+            ax.annotate("", xy=(x1 - width / 2, y), xytext=(x0 + width / 2, y),
+                        arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+            ax.text((x0 + x1) / 2, y + 0.12, "$(h, c)$", ha="center", va="bottom", fontsize=9)
+        ax.annotate("", xy=(xs[-1] + width / 2 + 0.6, y), xytext=(xs[-1] + width / 2, y),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2, ls="--"))
+    ax.text(xs[0] - width / 2 - 0.3, (ys[2] + ys[3]) / 2, "state of the\nlast window\n(detached)",
+            ha="right", va="center", fontsize=9, color="0.3")
+    right = xs[-1] + width / 2 + 0.75
+    ax.text(right + 0.05, ys[-1] + 0.9, "tensor passed up", ha="left", va="center", fontsize=9.5, color="0.3")
+    for r, (_, _, shape, _) in enumerate(rows):
+        y = ys[r] + (0.62 if r + 1 < len(rows) else height / 2 + 0.2)
+        ax.text(right + 0.05, y, shape, ha="left", va="center", fontsize=10, family="monospace")
+    if tied:  # one matrix, read by the lookup at the bottom and by the softmax at the top
+        bar = xs[0] - width / 2 - 2.0
+        for r in (1, 4):
+            ax.plot([bar, xs[0] - width / 2], [ys[r], ys[r]], color="#1b7837", lw=1.5, ls=":")
+        ax.plot([bar, bar], [ys[1], ys[4]], color="#1b7837", lw=1.5, ls=":")
+        ax.text(bar - 0.1, (ys[1] + ys[4]) / 2, "tied:\n$W = E$\n$|V| \\times d$", ha="right", va="center",
+                fontsize=10.5, color="#1b7837")
+    ax.add_patch(Circle((xs[0] - 0.3, -0.45), 0.13, fc="#d95f02", ec="none"))
+    ax.text(xs[0] - 0.3, -0.45, "D", ha="center", va="center", color="white", fontsize=8, fontweight="bold")
+    ax.text(xs[0] - 0.1, -0.45, "dropout: on the connections between layers only, never on $(h, c)$ "
+            "from one step to the next", ha="left", va="center", fontsize=10)
+    ax.set_xlim(xs[0] - width / 2 - 2.9, right + 1.6)
+    ax.set_ylim(-0.75, ys[-1] + 1.15)
+    ax.axis("off")
+
+
+def _plain_log_axis(ax, ticks):
+    """A log y axis labelled with plain numbers at ``ticks`` (no 10^x labels, no minor tick labels)."""
+    ax.set_yscale("log")
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+
+
+def seed_curves(panels: dict[str, list[list[dict]]], axes=None, ylim: tuple[float, float] = (40, 400),
+                ticks=(50, 100, 200, 400)):
+    """Small multiples of stored runs, one panel per setting and one line per seed: validation perplexity
+    (solid) and training perplexity (dashed) by epoch, with a dot at each seed's best validation epoch.
+
+    ``panels`` maps a title to the ``metrics.jsonl`` rows of each seed (:func:`mlm.training.read_metrics`).
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if axes is None:
+        _, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 0.6, 3.4), sharey=True, squeeze=False)
+        axes = axes[0]
+    for ax, (title, seeds) in zip(axes, panels.items()):
+        for s, history in enumerate(seeds):
+            epochs = [h["epoch"] for h in history]
+            valid = [h["valid_ppl"] for h in history]
+            best = min(range(len(valid)), key=valid.__getitem__)
+            ax.plot(epochs, valid, "-", color=f"C{s}", lw=1.5)
+            ax.plot(epochs, [h["train_ppl"] for h in history], "--", color=f"C{s}", lw=1, alpha=0.7)
+            ax.plot(epochs[best], valid[best], "o", color=f"C{s}", ms=5)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _plain_log_axis(ax, ticks)
+        ax.set_ylim(*ylim)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("perplexity (log scale)")
+    return axes
+
+
+def valid_by_seed(groups: dict[str, list[list[dict]]], ax=None, ylim: tuple[float, float] | None = None,
+                  first_epoch: int = 1):
+    """Validation perplexity by epoch of stored runs, one colour per setting and one line per seed, with a dot
+    at each seed's best epoch; ``first_epoch`` leaves out the steep start."""
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for i, (label, seeds) in enumerate(groups.items()):
+        for s, history in enumerate(seeds):
+            rows = [h for h in history if h["epoch"] >= first_epoch]
+            epochs, valid = [h["epoch"] for h in rows], [h["valid_ppl"] for h in rows]
+            best = min(range(len(valid)), key=valid.__getitem__)
+            ax.plot(epochs, valid, "-", color=f"C{i}", lw=1.3, alpha=0.85,
+                    label=f"{label} ({len(seeds)} seeds)" if s == 0 else None)
+            ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation perplexity")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
+
+
+def flow_diagram(steps: list[tuple[str, str]], title: str = "", notes: dict[int, str] | None = None,
+                 width: float = 9.0):
+    """A model drawn as a column of boxes joined by arrows, top to bottom: each step is (what it computes,
+    the shape of what it gives); ``notes`` puts a remark beside the box of that index (a test-time branch,
+    an equation number)."""
+    height = 0.9 * len(steps) + 0.4
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.set_xlim(0, 11)
+    ax.set_ylim(-0.5, len(steps) - 0.3)
+    ax.axis("off")
+    for k, (text, shape) in enumerate(steps):
+        y = len(steps) - 1 - k
+        ax.text(3.2, y, text, ha="center", va="center", fontsize=10,
+                bbox=dict(boxstyle="round,pad=0.35", fc="#eef3fa", ec="#4a6fa5"))
+        ax.text(6.2, y, shape, ha="left", va="center", fontsize=9.5, family="monospace", color="#333333")
+        if notes and k in notes:
+            ax.text(6.2, y - 0.3, notes[k], ha="left", va="center", fontsize=8.5, style="italic", color="#8a4b08")
+        if k:
+            ax.annotate("", xy=(3.2, y + 0.3), xytext=(3.2, y + 0.7),
+                        arrowprops=dict(arrowstyle="->", color="#4a6fa5", lw=1.2))
+    if title:
+        ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    return fig

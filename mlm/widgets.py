@@ -97,6 +97,8 @@ def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str,
 
     ``schemes`` maps a label to a :class:`~mlm.regularizers.proposals.NoisingScheme`; word i turns into
     v with probability (1 - gamma_i) [v = i] + gamma_i q(v) (Kong et al. Eq. 2 and 4, as mixture weights).
+    Words it never becomes (probability 0: ``<bos>``, ``<pad>``, every word but the blank under blank
+    noising) are left out, so a list may be shorter than ``top``.
     """
     import torch
 
@@ -104,7 +106,7 @@ def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str,
     for label, scheme in schemes.items():
         probs = scheme.gamma[word_id] * scheme.proposal.clone()
         probs[word_id] += 1.0 - scheme.gamma[word_id]
-        values, ids = torch.topk(probs, top)
+        values, ids = torch.topk(probs, min(top, int((probs > 0).sum())))
         out[label] = [(int(i), float(p)) for i, p in zip(ids, values)]
     return out
 
@@ -116,16 +118,27 @@ def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: in
     schemes = {name: noising_scheme(name, counts, gamma, blank_id=blank_id)
                for name in ("blank", "unigram", "absolute", "kneser-ney")}
     dists = noising_distribution(schemes, word_id, top)
-    fig, axes = plt.subplots(1, len(dists), figsize=(4 * len(dists), 3.2))  # each panel has its own words
+    # one log axis for all panels, fixed from 1e-4 to 1, so that a bar's length reads the same everywhere
+    low, ticks = 1e-4, [1e-4, 1e-3, 1e-2, 1e-1, 1]
+    fig, axes = plt.subplots(1, len(dists), figsize=(3.3 * len(dists), 3.4))  # each panel has its own words
     for ax, (name, pairs) in zip(axes, dists.items()):
         labels = ["_" if i == blank_id and name == "blank" else vocab.itos[i] for i, _ in pairs]
-        ax.barh(range(len(pairs))[::-1], [p for _, p in pairs], color=["C1" if i == word_id else "C0" for i, _ in pairs])
-        ax.set_yticks(range(len(pairs))[::-1])
-        ax.set_yticklabels(labels, fontsize=8)
+        rows = [top - 1 - k for k in range(len(pairs))]  # the most likely word on top
+        probs = [p for _, p in pairs]
+        ax.barh(rows, [p - low for p in probs], left=low, color=["C1" if i == word_id else "C0" for i, _ in pairs])
+        for y, p in zip(rows, probs):
+            ax.text(p * 1.15, y, f"{p:.3f}" if p >= 0.01 else f"{p:.4f}", va="center", fontsize=8)
+        ax.set_yticks(rows)
+        ax.set_yticklabels(labels, fontsize=9)
+        ax.set_ylim(-0.6, top - 0.4)
         ax.set_xscale("log")
-        ax.set_title(f"{name}: gamma_i = {float(schemes[name].gamma[word_id]):.3f}", fontsize=9)
-        ax.set_xlabel("probability")
-    fig.suptitle(f"what '{word}' becomes under each noising scheme (gamma = {gamma})", fontsize=10)
+        ax.set_xlim(low, 8)
+        ax.set_xticks(ticks, ["0.0001", "0.001", "0.01", "0.1", "1"])
+        ax.minorticks_off()
+        ax.set_title(f"{name}: gamma_i = {float(schemes[name].gamma[word_id]):.3f}", fontsize=10)
+        ax.set_xlabel("probability (log scale)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    fig.suptitle(f"what '{word}' becomes under each noising scheme (gamma = {gamma}; orange: it stays)", fontsize=11)
     fig.tight_layout()
     plt.show()
 
