@@ -293,10 +293,16 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
         ax.axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("distance d")
+    for i in range(max(len(stored), columns), axes.size):  # a panel above an empty one shows its own d axis
+        axes.flat[i - columns].tick_params(labelbottom=True)
+        axes.flat[i - columns].set_xlabel("distance d")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
     handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
+    if len(stored) < axes.size:  # an empty panel holds the legend, clear of the title
+        axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=9, frameon=False)
+    else:
+        fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
     fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
