@@ -240,9 +240,10 @@ plt.show()
 # between articles, 300-dimensional word vectors. Dropout, epochs and a stopping rule are not given; the
 # book's full presets use no dropout and stop after 3 epochs without a better validation perplexity.
 #
-# The paper's corpus, 7,500 Wikipedia articles (22.5M training words, a 77k vocabulary), is not available. Its
-# closest public relative is **WikiText-2**: Wikipedia articles too, ten times less text. The articles are
-# the documents of the `document` protocol (chapter 0), found at their ` = Title = ` lines.
+# The paper's corpus, 7,500 Wikipedia articles (22.5M training words, a 77k vocabulary), is not
+# available. Its closest public relative is **WikiText-2**: Wikipedia articles too, ten times less text.
+# The articles are the documents of the `document` protocol (chapter 0), found at their ` = Title = `
+# lines.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -340,8 +341,9 @@ plt.show()
 # $L$ steps whose window holds it: a red column is an output that gets more than its share for its whole
 # time in the window, a blue one (the `<eos>` outputs) is one that the head skips.
 #
-# Two numbers measure this over the test set, at every step whose window is full. The **normalised entropy** $H(\alpha_t) / \log L$ (as in
-# chapter 2) is 1 for uniform weights and 0 when one slot takes all. And the log-weight
+# Two numbers measure this over the test set, at every step whose window is full. The **normalised
+# entropy** $H(\alpha_t) / \log L$ (as in chapter 2) is 1 for uniform weights and 0 when one slot takes
+# all. And the log-weight
 # $\log(L\,\alpha_{t,j})$ splits into a part that depends only on *which output* sits in the slot, a part
 # that depends only on *how far back* it is, and the rest: the share of its variance that each of the first
 # two explains says whether the head chooses by content or by recency.
@@ -371,7 +373,8 @@ print(f"{len(full):,} steps with a full window: normalised entropy median {entro
       f"(10% of the steps below {entropy.quantile(0.1):.3f})")
 print(f"largest weight of a step: median {top.median():.1f}x uniform; 4x or more in {(top >= 4).double().mean():.1%} "
       f"of the steps")
-print(f"variance of log(L * weight) explained by which output is read: {by_source:.0%}; by how far back: {by_slot:.0%}")
+print(f"variance of log(L * weight) explained by which output is read: {by_source:.0%}; "
+      f"by how far back: {by_slot:.0%}")
 
 # %% [markdown]
 # Which outputs does the head prefer? The mean weight each word's output receives, against uniform
@@ -451,7 +454,8 @@ print("  " + "   ".join(f"m={m}: {p:.1f} ({p / cut_ppl[L] - 1:+.1%})" for m, p i
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert abs(cut_ppl[L] - run.result["test_ppl"]) < 1e-6 * cut_ppl[L], "m = L must reproduce the test perplexity"
-assert 1.06 * cut_ppl[L] < cut_ppl[1] < 1.2 * cut_ppl[L] and cut_ppl[5] < 1.07 * cut_ppl[L] and cut_ppl[10] < 1.02 * cut_ppl[L], cut_ppl
+assert 1.06 * cut_ppl[L] < cut_ppl[1] < 1.2 * cut_ppl[L], cut_ppl
+assert cut_ppl[5] < 1.07 * cut_ppl[L] and cut_ppl[10] < 1.02 * cut_ppl[L], cut_ppl
 assert cut_ppl[1] > cut_ppl[3] > cut_ppl[5] > cut_ppl[10], cut_ppl
 
 # %% [markdown]
@@ -477,7 +481,9 @@ print(f"{'':<26}accuracy on the critical token, one value per seed")
 print(f"{'family':<26}{'all d':<20}{'within reach':<20}beyond reach")
 for label, entry in recall.items():
     reach = FAMILIES[label]
-    columns = [[s.accuracy for s in entry.scores]] + ([entry.within(0, reach), entry.within(reach + 1)] if reach else [])
+    columns = [[s.accuracy for s in entry.scores]]
+    if reach:
+        columns += [entry.within(0, reach), entry.within(reach + 1)]
     print(f"{label:<26}" + "".join(f"{' '.join(f'{a:.2f}' for a in column):<20}" for column in columns))
 recall_panels(recall, chance, {k: v for k, v in FAMILIES.items() if v}, reference="LSTM", columns=3,
               title="Recall by distance d; grey: the LSTM's mean")
