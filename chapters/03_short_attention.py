@@ -17,7 +17,7 @@
 # %% [markdown]
 # # Chapter 3 — Frustratingly short attention spans (Daniluk, Rocktäschel, Welbl & Riedel, 2017)
 #
-# Chapter 2 let an LSTM attend over everything it had said earlier in the sentence. Daniluk et al. keep the
+# Chapter 02 let an LSTM attend over everything it had said earlier in the sentence. Daniluk et al. keep the
 # attention but give it a **sliding window** of the last $L$ outputs, and ask two questions: is the output
 # vector asked to do too much, and do such models use a long history at all? Their answer to the second is
 # the title, and their simplest model, an "N-gram RNN" with no attention, makes the point.
@@ -58,8 +58,8 @@ set_seed(seed)
 # ## 1. Why: one vector, three jobs
 #
 # An LSTM carries the past only in its state, a vector of fixed size that each step overwrites in part.
-# Attention (chapter 2) lets a step read earlier outputs directly. Over a window of the last $L$ outputs the
-# cost per step stays fixed however long the text, and the window can be carried across the cuts of
+# Attention (chapter 02) lets a step read earlier outputs directly. Over a window of the last $L$ outputs
+# the cost per step stays fixed however long the text, and the window can be carried across the cuts of
 # truncated backpropagation.
 #
 # Daniluk et al. point at a second problem. In plain attention the LSTM's output $h_t$ has three jobs: it
@@ -202,11 +202,12 @@ assert torch.allclose(torch.cat(pieces, dim=1), fast_out)
 #
 # $$ h^*_t = \tanh\Big(W^N \big[h^1_t;\ h^2_{t-1};\ \dots;\ h^{N-1}_{t-N+2}\big]\Big) \quad (13). $$
 #
-# Part 1 of $h_t$ helps predict the next word, part 2 the word after it, and so on. (The extracted equation
-# ends at $t-N+1$; the paper's text, "the previous N-1 output vectors" with part $j$ predicting the $j$-th
-# next word, fixes it at $t-N+2$, which is what the book implements.) With outputs that encode their own step
-# and part (`100 * step + 10 * part`), the vector Eq. (13) builds at each step shows the alignment; parts
-# from before the article's start are zero:
+# Part 1 of $h_t$ helps predict the next word, part 2 the word after it, and so on. (As printed, Eq. (13)
+# ends at $t-N+1$. The paper's text, which uses the outputs of the previous $N-1$ steps with part $j$
+# serving the $j$-th word ahead, fixes it at $t-N+2$, which is what the book implements.) With outputs that
+# encode their own step and part (part $j$ of $h_t$ holds $100t + 10(j-1)$), the vector Eq. (13) builds at
+# each step shows the alignment. Parts from before the article's start are zero (the first 0 of $t=0$ is
+# part 1 of $h_0$ itself):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -235,15 +236,16 @@ plt.show()
 # %% [markdown]
 # ## 3. Watch it train
 #
-# Section 4.1 of the paper: Adam with a learning rate of 0.001, batches of 64, gradient norm clipped at 5,
-# forget-gate bias 1, other weights uniform in $[-0.1, 0.1]$, truncated BPTT over 20 steps, the state reset
-# between articles, 300-dimensional word vectors. Dropout, epochs and a stopping rule are not given; the
-# book's full presets use no dropout and stop after 3 epochs without a better validation perplexity.
+# Section 4.1 of the paper gives Adam with a learning rate of 0.001, batches of 64, gradient norm clipped at
+# 5, forget-gate bias 1, other weights uniform in $[-0.1, 0.1]$, truncated BPTT over 20 steps and the state
+# reset between articles; Figure 2 adds 300-dimensional word vectors. Dropout, epochs and a stopping rule
+# are not given; the book's full presets use no dropout and stop after 3 epochs without a better validation
+# perplexity.
 #
-# The paper's corpus, 7,500 Wikipedia articles (22.5M training words, a 77k vocabulary), is not
-# available. Its closest public relative is **WikiText-2**: Wikipedia articles too, ten times less text.
-# The articles are the documents of the `document` protocol (chapter 0), found at their ` = Title = `
-# lines.
+# The paper's corpus, 7,500 Wikipedia articles (22.5M training words, a 77k vocabulary), is not among the
+# book's corpora: the paper gives only a short link to it. Its closest public relative is **WikiText-2**:
+# Wikipedia articles too, ten times less text. The articles are the documents of the `document` protocol
+# (chapter 00, section 3), found at their ` = Title = ` lines.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -341,12 +343,13 @@ plt.show()
 # $L$ steps whose window holds it: a red column is an output that gets more than its share for its whole
 # time in the window, a blue one (the `<eos>` outputs) is one that the head skips.
 #
-# Two numbers measure this over the test set, at every step whose window is full. The **normalised
-# entropy** $H(\alpha_t) / \log L$ (as in chapter 2) is 1 for uniform weights and 0 when one slot takes
-# all. And the log-weight
-# $\log(L\,\alpha_{t,j})$ splits into a part that depends only on *which output* sits in the slot, a part
-# that depends only on *how far back* it is, and the rest: the share of its variance that each of the first
-# two explains says whether the head chooses by content or by recency.
+# Three numbers measure this over the test set, at every step whose window is full. The **normalised
+# entropy** $H(\alpha_t) / \log L$ (as in chapter 02, section 6) is 1 for uniform weights and 0 when one
+# slot takes all. The largest weight of a step, as a multiple of the uniform share $1/L$, says how far its
+# favourite slot stands out. And the log-weight $\log(L\,\alpha_{t,j})$ splits into a part that depends only
+# on *which output* sits in the slot, a part that depends only on *how far back* it is, and the rest: the
+# share of its variance that each of the first two explains says whether the head chooses by content or by
+# recency.
 
 # %%
 full = torch.cat([a["alpha"][L:] for a in articles])  # (steps, L): every step with a full window
@@ -409,13 +412,16 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **What the numbers say.** The weights are spread over the whole window at every step, not only on
-# average: a typical step has a normalised entropy of about 0.95, and its largest weight is 2 to 3 times
-# the uniform share, rarely 4. What structure there is belongs to the outputs, not to their distance:
-# which output sits in a slot explains most of the variance of the log-weights, its position almost none,
-# so the mean by position is flat. The head has learned a fixed preference for some outputs (those
-# computed at full stops and articles), kept for their whole time in the window, not a lookup that each
-# question directs. It reads a weighted summary of the last 15 outputs.
+# **What the numbers say.** The weights are spread over the whole window at every step, not only on average:
+# a typical step has a normalised entropy of about 0.95, and its largest weight is 2 to 3 times the uniform
+# share, rarely 4.
+#
+# What structure there is belongs to the outputs, not to their distance: which output sits in a slot
+# explains most of the variance of the log-weights, its position almost none, so the mean by position is
+# flat. (The paper's model, by contrast, mainly used the five most recent outputs: its section 2.4 and
+# Figure 3b.) The head has learned a fixed preference for some outputs (those computed at full stops and
+# articles), kept for their whole time in the window, not a lookup that each question directs. It reads a
+# weighted summary of the last 15 outputs.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraph above describes these numbers; the assertions keep it true on another CPU or thread count.
@@ -433,7 +439,7 @@ assert {w for _, w in salience[::-1][:6]} & {".", "a", "an", "the"}, salience[::
 # paper's experiment. Daniluk et al. *retrain* each model with $L = 1, 5, 10, 15$ (Figure 2a), and a model
 # trained with a window of 1 learns to do without the rest. A model trained with 15 slots and shown fewer
 # meets inputs it never saw in training, so the loss below mixes what the older slots carried with the cost
-# of that **distribution shift**; it bounds from above what a retrained short window would lose.
+# of that **distribution shift**, and likely overstates what a retrained short window would lose.
 
 # %%
 cuts = (1, 2, 3, 5, 10, 15)
@@ -461,12 +467,12 @@ assert cut_ppl[1] > cut_ppl[3] > cut_ppl[5] > cut_ppl[10], cut_ppl
 # %% [markdown]
 # ## 4. How far back does each head reach? (recall at a distance)
 #
-# The key-value recall task (chapter 0, section 5) asks for a value said $d$ words earlier, $d$ from 2 to
-# 60, with the words before the source drawn apart from $d$; a model that cannot see the source is at
-# chance, 0.10. If step $t$ predicts the critical token, the output computed at the source is
+# The key-value recall task (chapter 00, section 5) asks for a value said $d$ words earlier, $d$ from 2 to
+# 60, with the number of words before the source drawn independently of $d$; a model that cannot see the
+# source is at chance, 0.10. If step $t$ predicts the critical token, the output computed at the source is
 # $h_{t+1-d}$. A window of $L$ outputs holds it while $d \le L + 1$; the 4-gram RNN's head, which reads
-# $h_t$, $h_{t-1}$ and $h_{t-2}$, while $d \le 3$. That is each head's **reach**. Beyond it, the head
-# sees the source only through what the LSTM's state carried.
+# $h_t$, $h_{t-1}$ and $h_{t-2}$, while $d \le 3$. That is each head's **reach**. Beyond it, the head sees
+# the source only through what the LSTM's state carried.
 #
 # The book stores three seeds of the LSTM and of each of Daniluk's heads on this task (`python -m mlm
 # reproduce recall`): the same 20,000 training lines, an LSTM of 64 units (66 where the output splits in
@@ -498,9 +504,9 @@ plt.show()
 # units instead of 64, recall least; these runs do not tell whether the split or the narrower part is the
 # cause.
 #
-# Do the heads at least use their reach? Within it, the output computed at the source sits in the window,
-# one comparison of keys away. The next table compares questions asked at the same positions in a line
-# (10 to 59), within each head's reach and just beyond it.
+# Do the heads at least use their reach? Within it, the output computed at the source is one of those the
+# head reads directly. The next table compares questions asked at the same positions in a line (10 to 59),
+# within each head's reach and just beyond it.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -543,8 +549,8 @@ assert all(matched[label][0][0] < matched[label][1][0] + 0.05 for label in heads
 # %% [markdown]
 # ## 5. The evidence
 #
-# The paper's claims are decided on stored runs with three seeds a side, by the rule of chapter 0,
-# section 6. Today's rows come from the book's matched recipe (`compare-ptb`): every family at about 2.70M
+# The paper's claims are decided on stored runs with three seeds a side, by the rule of chapter 00, section
+# 6. The rows stored so far come from the book's matched recipe (`compare-ptb`): every family at about 2.70M
 # parameters under one recipe (Tran et al.'s SGD, no dropout), on PTB sentences rather than the paper's
 # Wikipedia articles.
 
@@ -569,7 +575,7 @@ for claim in pending:
 #
 # The paper's main finding survives: the 4-gram RNN, which attends to nothing, does as well as the best
 # attention head (each one's change lies inside the other's interval). The claims still waiting, listed
-# above with their commands in `results/README.md`, are the paper's own protocol on WikiText-2 and
+# above (their commands are in `results/README.md`), are the paper's own protocol on WikiText-2 and
 # key-value-predict retrained with $L = 1$ and $L = 15$, the short-span claim as the paper poses it.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -597,7 +603,7 @@ assert {c.group for c in pending} <= {"cpu-daniluk2017-wt2", "compare-ptb"} and 
 # > parameters, PTB sentences), not the paper's: the runs of its own protocol on WikiText-2, and of windows
 # > retrained at $L = 1$ and $15$ that pose the short-span claim as the paper does, are still to come. The
 # > reduced run is one seed, five short epochs on 60k tokens at a third of the widths, and the recall runs
-# > one small size (64 units, 15 epochs): a model trained longer may point more sharply and learn the
+# > one small size (64 units, 15 epochs): a model trained longer may attend more sharply and learn the
 # > lookup these did not. No full-size run (`size = "full"`, a GPU) has been made. What the window holds at
 # > an article's start, the carried window, dropout and the stopping rule are the book's choices, not the
 # > paper's, which leaves them open.

@@ -26,7 +26,8 @@
 # reach, derives the Memory Block from end-to-end memory networks, trains a reduced Recurrent-Memory model on
 # PTB and looks inside its memory, and ends with the stored multi-seed runs that test the paper's claims.
 #
-# Paper: *Recurrent Memory Networks for Language Modeling*, NAACL 2016 (equation numbers below are the paper's).
+# Paper: *Recurrent Memory Networks for Language Modeling*, NAACL 2016 (equation, table and figure numbers
+# below are the paper's).
 
 # %% tags=["parameters"]
 size = "reduced"  # "reduced" (minutes on a CPU) or "full" (the paper's settings; a GPU is advised)
@@ -65,7 +66,7 @@ results = Path("../results")
 # ## 1. Why a memory of words
 #
 # An LSTM predicts the next word from its state $h_t$ alone, so every earlier word it will need must be
-# squeezed into those $d$ numbers as it goes by. The **key-value recall** task of chapter 00 (section 5)
+# squeezed into that one vector as it goes by. The **key-value recall** task of chapter 00 (section 5)
 # measures how well that works: a line names a key with a value, and $d$ words later the key comes back and
 # the model must say the value again. The Memory Block of this chapter holds the last $n = 15$ input words
 # themselves, so while the source value is among them ($d \le 15$) it can read it back directly, without the
@@ -153,7 +154,8 @@ assert all(abs(matched(recall["LSTM"], 0, j)[0] - matched(recall["LSTM"], 1, j)[
 #
 # The **Memory Block** is one such read. The items are the $n$ most recent input words
 # $x_{t-n+1}, \dots, x_t$, the current word included; the query is the LSTM output $h_t$. With the keys
-# stacked into the matrix $M_i$ ($n \times d$) and the values into $C_i$:
+# stacked into the matrix $M_i$ ($n \times d$, where $d$ is the width of the vectors, as in the paper, not
+# section 1's distance) and the values into $C_i$:
 #
 # $$ p_t = \mathrm{softmax}(M_i h_t) \quad (1), \qquad s_t = C_i^\top p_t \quad (3). $$
 #
@@ -187,7 +189,7 @@ memory_block_diagram(n=15, d=128)
 plt.show()
 
 # %% [markdown]
-# One step at a time, for one sentence, the block is a loop over the words whose lines are the equations
+# One step at a time, for one sentence, the block is a loop over the words, one line per equation
 # (`MemoryBlock` holds the tables and the gate's weights; each $W$ carries a bias, as in the official code):
 
 # %%
@@ -211,7 +213,8 @@ def memory_block_loop(block: MemoryBlock, h: torch.Tensor, words: torch.Tensor):
 # **All steps at once.** The fast version builds every step's memory from one `unfold` of the input ids over
 # a front-padded copy; a boolean mask marks the slots that hold a word, and a missing slot gets weight
 # exactly 0. Slot $j$ of step $t$ holds input $t - (n-1) + j$, so the current word is always in the last
-# slot. For six inputs and $n = 4$ (a dot is a missing slot), with the row of $T$ each slot uses:
+# slot. For six inputs and $n = 4$ (a dot is a missing slot), with the row of $T$ each slot uses (counted
+# from 0, so the paper's row 1 prints as 0):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -252,9 +255,10 @@ print("fast == loop for both sentences; attention shape (batch, time, n):", tupl
 #
 # ## 3. Watch it train
 #
-# The paper's setting (section 4.2): $d = 128$ for the embeddings, the LSTM and both memory tables, $n = 15$,
-# plain SGD at learning rate 1, halved after every epoch from the fifth, 15 epochs, gradients clipped at 5,
-# batches of 20 sentences of equal length, and the state and memory reset with every sentence. The preset:
+# The paper's setting (section 4.2): $d = 128$ for the embeddings, the LSTM and both memory tables,
+# $n = 15$, plain SGD at learning rate 1, halved after every epoch from the fourth, 15 epochs, gradients
+# clipped at 5, batches of 20 sentences of equal length, and the state and memory reset with every sentence.
+# The preset:
 
 # %%
 paper_cfg = mlm.get_preset("tran2016-ptb-rm-tm-g")
@@ -310,11 +314,11 @@ print(sample_text(rm.model, rm.corpus.vocab, length=60, temperature=0.8, seed=se
 # %% [markdown]
 # ### What the memory attends to
 #
-# Section 5 of the paper reads the attention weights of trained models. We repeat its analyses on the test
-# set with the reduced model and with the stored RM(+tM-g) and RMR(-tM-g) trained for two epochs on the
-# whole of PTB (`results/tran2016-ptb-128-whole/`, one seed each), counting only steps whose memory is full.
-# The yardstick is **uniform attention**: a block that has learned nothing about where to look spreads
-# $1/15 \approx 0.067$ over every slot.
+# Section 5.1 of the paper reads the attention weights of its trained models. We repeat three of its
+# analyses (Figures 3 to 5) on the test set with the reduced model and with the stored RM(+tM-g) and
+# RMR(-tM-g) trained for two epochs on the whole of PTB (`results/tran2016-ptb-128-whole/`, one seed each),
+# counting only steps whose memory is full. The yardstick is **uniform attention**: a block that has learned
+# nothing about where to look spreads $1/15 \approx 0.067$ over every slot.
 #
 # **Average attention per position (Figure 3).** Position $-1$ is the current word, $-15$ the oldest; the
 # weight axis is logarithmic, so weights far below uniform stay readable.
@@ -355,20 +359,21 @@ assert all(res["test_ppl"] < whole_bigram["bigram_test"] for res, _ in whole.val
 assert whole["RMR(-tM-g)"][0]["test_ppl"] > 1.1 * whole["RM(+tM-g)"][0]["test_ppl"], "'far behind RM's'"
 
 # %% [markdown]
-# Both RMs put most of their weight on the current word, several times the uniform share. The whole-PTB RM
-# has the shape the paper reports: less and less weight further back, the oldest positions far below
-# uniform. The reduced RM has learned the peak, and to look less than uniformly at old words, but not yet a
-# steady decay.
+# Both RMs put nearly half of their weight on the current word, about seven times the uniform share. The
+# whole-PTB RM has the shape the paper reports: less and less weight further back, the oldest positions far
+# below uniform. The reduced RM has learned the peak, and to look less than uniformly at old words, but not
+# yet a steady decay.
 #
-# The stored RMR contradicts the paper's finding that RMR concentrates *more* on the current word than RM:
+# The stored RMR runs against the paper's finding that RMR concentrates *more* on the current word than RM:
 # after two epochs its attention is nearly uniform except on the current word, and its perplexity is far
 # behind RM's; its top LSTM may not yet have learned to use the block. These are one seed each, two of the
 # paper's fifteen epochs: a direction, not a verdict. Nor does a peaked attention show that the block adds
 # anything the LSTM state does not already carry.
 #
-# **Attention of 100 sampled words (Figure 4).** Each column is one randomly drawn test prediction, each row a
-# memory position, the current word at the bottom as in the paper. A weight lies between 0 and 1, so the
-# colour scale is sequential, and logarithmic so that "ten times below uniform" and "uniform" differ.
+# **Attention of 100 sampled words (Figure 4).** Each column is one randomly drawn test prediction, each row
+# a memory position, the current word at the bottom as in the paper. A weight lies between 0 and 1, so the
+# colour scale is sequential, and logarithmic so that "ten times below uniform" and "uniform" differ. Dark
+# means a low weight here, the reverse of the paper's figure.
 
 # %%
 sampled = {f"RM(+tM-g), {size}": collected.weights[sample_words(collected, 100, seed=seed)],  # (100, n) each
@@ -389,9 +394,9 @@ assert uniform / 20 < sampled[f"RM(+tM-g), {size}"][:, :5].median() < uniform / 
 # rest over the few words before it and almost nothing further back: its oldest rows are dark, hundreds of
 # times below uniform. The reduced model spreads it over the whole memory, a few times below uniform.
 #
-# **Attention on a distant word (Figure 5).** The whole-PTB
-# model's test predictions whose most attended word lies at least 7 positions back, with the model's top five
-# guesses and their log-probabilities (one example per attended word):
+# **Attention on a distant word (Figure 5).** The whole-PTB model's test predictions whose most attended
+# word lies at least 7 positions back, with the model's top five guesses and their log-probabilities (one
+# example per attended word):
 
 # %%
 def show_examples(examples):
@@ -416,10 +421,10 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 # almost certainly. The paper found German verb particles and fixed expressions in its far larger corpora.
 #
 # **Explore.** Type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
-# word, each column an input in memory (the current word on the diagonal, at most 15 back; grey cells are
-# outside the memory). Each row is divided by its largest weight, and its label gives that weight beside the
-# uniform $1/k$ over its $k$ words, so every row can be read against uniform. The table lists the most
-# attended word and the top five predictions. (Run headless, the first example is drawn.)
+# word, each column an input in memory (the current word on the diagonal and at most 14 words before it;
+# grey cells are outside the memory). Each row is divided by its largest weight, and its label gives that
+# weight beside the uniform $1/k$ over its $k$ words, so every row can be read against uniform. The table
+# lists the most attended word and the top five predictions. (Run headless, the first example is drawn.)
 
 # %%
 from mlm.widgets import memory_explorer
@@ -483,22 +488,23 @@ assert len(own["lstm1"].seeds) == 3 and 115 < sum(own["lstm1"].values("test_ppl"
 assert pending and len(rows) == len(matched), "a row at d = 128 is stored: rewrite the paragraphs around this table"
 
 # %% [markdown]
-# RM is left with a 66-unit LSTM, about a quarter of the control's LSTM weights; it fits the training text as
-# well as the control but generalises worse. RMR's two 65-unit layers cannot even fit the training text.
+# RM is left with a 66-unit LSTM, about a quarter of the control's LSTM weights; it fits the training text
+# as well as the control but generalises worse. RMR's two 65-unit layers cannot even fit the training text.
 # These rows are a statement about the budget, not about Tran's claim: the paper compares at **equal
-# width**, $d = 128$, where RM has twice the LSTM's parameters. That is the `cpu-tran2016-ptb` group above;
-# the paper's own comparison at $d = 128$ is listed in `results/README.md` until its runs are stored.
+# width**, $d = 128$, where RM has twice the LSTM's parameters. That comparison is the `cpu-tran2016-ptb`
+# group printed above: its LSTM is stored, and `results/README.md` lists the commands for the rest.
 #
-# Its PTB numbers, 123.5 for RM(+tM-g) and 126.1 for a 3-layer LSTM (section 4.3), were measured on nearly
-# our tokens (its loader drops sentences outside 10-80 words, which moves perplexity by about 1%). Our
-# stored 1-layer LSTM at $d = 128$ is already below both.
+# The paper's PTB numbers, 123.5 for RM(+tM-g) and 126.1 for a 3-layer LSTM (section 4.3), were measured on
+# nearly the same tokens as ours (the official code's loader drops sentences outside 10-80 words, which
+# moves perplexity by about 1%). Our stored 1-layer LSTM at $d = 128$ is already below both.
 #
 # > **Where this falls short.** Until the equal-width runs are stored, nothing here tests Tran et al.'s
 # > claim that the memory beats the LSTM: the matched-recipe rows show only that at 2.70M parameters its
 # > tables cost more than they give. The reduced model and the whole-PTB models are one seed each and far
-# > from converged, so their attention shows where the block looks, not that looking helps. The paper's news
-# > corpora are not freely available, so every perplexity here is on PTB, and sentence completion and the
-# > pair-frequency analysis need far more text than a reduced run has (appendix).
+# > from converged, so their attention shows where the block looks, not that looking helps. The book does
+# > not load the paper's news corpora (the authors share them through their code repository), so every
+# > perplexity here is on PTB. Sentence completion needs far more training text than a reduced run has, and
+# > the pair-frequency analysis more distant attention than PTB's test set gives (appendix).
 #
 # **Exercise 04** ([`exercises/ex04_memory_block.py`](../exercises/ex04_memory_block.py)): the Memory Block
 # yourself, its window, the temporal rows, the attention of Eq. 2-3 and the gate, checked with
