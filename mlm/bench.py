@@ -6,6 +6,11 @@ reports tokens per second and peak memory. Later chapters add their memory heads
 same table, with ratios to the plain LSTM of the same size. Numbers belong here, never in a
 timed unit test.
 
+A token is a scored target (a word or ``<eos>``, never padding), the unit of the training's own
+tokens per second (``result.json``) and of the manifests' ``tokens``, so that training tokens divided
+by a benched speed is the training time under every protocol. The batches sit on the device before
+the clock starts, and training steps run in the configuration's ``train.precision``, as in training.
+
 ``python -m mlm bench --manifest compare`` times the runs a manifest names for its bench (its ``BENCH``
 list, else the first seed of every setting), each in a child process of its own (:func:`bench_isolated`):
 on a CPU, peak memory is the process's resident high-water mark, which only a fresh process measures per
@@ -26,7 +31,8 @@ from pathlib import Path
 import torch
 
 from mlm.configs import get_preset
-from mlm.training import build_batches, build_model, build_optimizer, load_data, training_forward
+from mlm.training import (autocast, build_batches, build_model, build_optimizer, load_data, set_matmul_precision,
+                          training_forward)
 from mlm.utils import choose_device, set_seed
 
 
@@ -52,9 +58,10 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
     """
     cfg = get_preset(name, size, overrides)
     device = choose_device(cfg.train.device)
+    set_matmul_precision(cfg.train.precision)
     set_seed(cfg.train.seed)
     corpus = load_data(cfg)
-    train_batches = list(build_batches(cfg, corpus, "train"))[: warmup + batches]
+    train_batches = [b.to(device) for b in list(build_batches(cfg, corpus, "train"))[: warmup + batches]]
     model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).to(device)
     if reference:
         if not hasattr(model.head, "reference"):
@@ -65,9 +72,9 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
         torch.cuda.reset_peak_memory_stats(device)
 
     def step(batch, train: bool):
-        batch = batch.to(device)
         if train:
-            _, nll, penalty = training_forward(model, batch)
+            with autocast(cfg, device):
+                _, nll, penalty = training_forward(model, batch)
             loss = nll / batch.inputs.size(0) + (penalty if penalty is not None else 0.0)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -77,7 +84,8 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
             with torch.no_grad():
                 model(batch.inputs, reset=batch.reset, mask=batch.mask)
 
-    results = {"preset": name + (" (reference)" if reference else ""), "size": size, "device": str(device), "threads": torch.get_num_threads(),
+    results = {"preset": name + (" (reference)" if reference else ""), "size": size, "device": str(device),
+               "precision": cfg.train.precision, "threads": torch.get_num_threads(),
                "parameters": model.num_parameters(),
                "batch_shape": list(train_batches[0].inputs.shape)}
     for mode in ("train", "eval"):
@@ -89,7 +97,7 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
         tokens = 0
         for b in train_batches[warmup:]:
             step(b, mode == "train")
-            tokens += b.inputs.numel()
+            tokens += b.num_tokens  # scored targets, as everywhere (padding is computed but not counted)
         _sync(device)
         results[f"{mode}_tokens_per_second"] = tokens / (time.perf_counter() - start)
     results["peak_memory_mb"] = _peak_memory_mb(device)

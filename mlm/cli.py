@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from mlm.configs import ConfigError, get_preset, list_presets
+from mlm.launch import LAUNCHERS, SlurmOptions
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -284,9 +285,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="runs at once (on a CPU at most one per core)")
     p.add_argument("--cores", type=int, help="CPU cores to share among the runs (default: all this process may use)")
     p.add_argument("--device", help="cuda, mps or cpu (default: each run's, auto)")
-    p.add_argument("--dry-run", action="store_true", help="print the command of each run to train, run nothing")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config value for every run, e.g. --set train.precision=bf16 (kept in command.txt)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the command of each run to train (and, for Slurm, the sbatch file), run nothing")
     p.add_argument("--post-only", action="store_true", help="only run the post-steps of finished runs")
     p.add_argument("--root", default=".", help="folder holding runs/ and results/ (default: here)")
+    p.add_argument("--speeds", metavar="JSON",
+                   help="with --list: GPU hours from the training speeds of `bench --manifest NAME --out JSON`")
+    cluster = p.add_argument_group("launching through submitit (docs/cluster.md)")
+    cluster.add_argument("--launcher", default="jobs", choices=LAUNCHERS,
+                         help="jobs: here, --jobs at a time (default); slurm: one Slurm job array, a task per "
+                              "run, requeued and resumed when preempted; local: submitit's local executor")
+    cluster.add_argument("--partition", help="Slurm partition (default: the cluster's)")
+    cluster.add_argument("--account", help="Slurm account, where the cluster wants one")
+    cluster.add_argument("--time", type=int, default=SlurmOptions.time,
+                         help=f"minutes per job; a longer run is requeued and resumes (default {SlurmOptions.time})")
+    cluster.add_argument("--gpus-per-job", type=int, default=SlurmOptions.gpus_per_job,
+                         help=f"GPUs of each task (default {SlurmOptions.gpus_per_job})")
+    cluster.add_argument("--cpus-per-job", type=int, default=SlurmOptions.cpus_per_job,
+                         help=f"CPU cores (and torch threads) of each task (default {SlurmOptions.cpus_per_job})")
+    cluster.add_argument("--parallelism", type=int, default=SlurmOptions.parallelism,
+                         help=f"tasks of the array running at once (default {SlurmOptions.parallelism})")
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("table", help="the paper-versus-ours table of whatever results/ holds (Markdown + PNG)")

@@ -112,6 +112,8 @@ class TrainConfig:
     # (Zaremba's Lua code, Salton's code); "token_mean": mean NLL per scored token
     seed: int = 0
     device: str = "auto"  # "auto" picks cuda, then mps, then cpu
+    precision: str = "fp32"  # "fp32"; "tf32": TF32 matrix products on CUDA; "bf16": the training forward passes
+    # under bfloat16 autocast, softmax and loss in fp32 (mlm.training.autocast)
     log_interval: int = 50  # batches between progress-bar updates (each one syncs the device)
     threads: int = 0  # CPU threads for torch (0: leave torch's default)
 
@@ -248,6 +250,7 @@ def validate(cfg: Config) -> None:
         "train.optimizer": (cfg.train.optimizer, ("sgd", "adam", "rmsprop")),
         "train.schedule": (cfg.train.schedule, ("constant", "decay", "plateau")),
         "train.loss_reduction": (cfg.train.loss_reduction, ("sequence_sum", "token_mean")),
+        "train.precision": (cfg.train.precision, ("fp32", "tf32", "bf16")),
         "size": (cfg.size, ("full", "reduced")),
         "model.head": (cfg.model.head, HEAD_NAMES),
         "model.window_kind": (cfg.model.window_kind, ("attention", "key-value", "key-value-predict")),

@@ -60,8 +60,8 @@ def evaluation_pass(model, batches: Batches, device=None):
 
     The one evaluation loop of the book: the LSTM state and the head's memory are carried from batch
     to batch when the protocol carries them (``batches.carry_state``) and reset where a batch says so.
-    ``batch`` stays on the host (counting its tokens costs no device sync); the model's training mode
-    is restored at the end.
+    ``batch`` is the batch as given (its token count was made on the host: reading it costs no device
+    sync), ``on_device`` the same on the model's device; the model's training mode is restored at the end.
     """
     device = device or next(model.parameters()).device
     was_training = model.training
@@ -85,6 +85,6 @@ def evaluate(model, batches: Batches, device=None) -> EvalResult:
     total = torch.zeros((), dtype=torch.float64, device=device)
     tokens = 0
     for batch, moved, out in evaluation_pass(model, batches, device):
-        tokens += batch.num_tokens  # counted on the host: no device sync
+        tokens += batch.num_tokens  # counted when the batch was made: no device sync
         total += masked_nll(out.logits.float(), moved.targets, moved.mask).double()
     return EvalResult(float(total), tokens)

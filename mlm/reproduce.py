@@ -5,12 +5,14 @@ A manifest is a list of :class:`RunSpec`: a group, a run name, a preset with its
 :func:`train_command` prints (``python -m mlm train PRESET --size ... --set ... --run-dir
 runs/GROUP/RUN``), in a subprocess, so a stored result always says how to repeat it. When a run
 finishes, its ``config.json``, ``metrics.jsonl`` and ``result.json`` (never the checkpoints) are
-copied to ``results/GROUP/RUN/`` with ``command.txt``; optional post-steps (:data:`POST_STEPS`:
-attention analyses, MSR sentence completion) then write their JSON file beside them.
+copied to ``results/GROUP/RUN/`` with ``command.txt``; optional post-steps
+(:mod:`mlm.analysis.post_steps`: attention analyses, MSR sentence completion) then write their JSON
+file beside them. How the runs are started, here or on a Slurm cluster, is :mod:`mlm.launch`'s part.
 
-    python -m mlm reproduce cpu --list                  # done / running / partial / missing
+    python -m mlm reproduce cpu --list                  # done / running / submitted / partial / missing
     python -m mlm reproduce cpu --jobs 2                # train what is missing, two at a time
     python -m mlm reproduce full --device cuda --jobs 4 --only 'full-kong2019*' --dry-run
+    python -m mlm reproduce full --launcher slurm --partition gpu --time 240    # a Slurm job array
 
 Manifests are Python modules ``mlm/manifests/NAME.py`` holding ``RUNS``, or JSON files (see
 :func:`load_manifest`). The training engine checkpoints after every epoch, so a run stopped for
@@ -23,22 +25,20 @@ import fnmatch
 import importlib
 import json
 import os
-import shlex
 import shutil
-import socket
-import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from mlm.analysis.post_steps import POST_STEPS, run_post_steps
 from mlm.configs import Config, ConfigError, get_preset
+from mlm.launch import (ACTIVE, LOCK, SlurmOptions, available_cores, cluster_states, launch_here, plan_jobs, run_logged,
+                        running_pid, sbatch_script, shell, submit, write_lock)
 
 COPIED = ("config.json", "metrics.jsonl", "result.json")  # what results/ keeps of a run folder
-LOCK = "reproduce.lock"
-STATES = ("done", "running", "partial", "missing")
+STATES = ("done", "running", "submitted", "partial", "missing")
 
 
 # -- the manifest ------------------------------------------------------------------------------
@@ -163,65 +163,42 @@ class Layout:
         return self.root / "results" / spec.group / spec.name
 
 
-def running_pid(run_dir: Path) -> int | None:
-    """The pid of the live process that holds ``run_dir``'s lock file, or None (no lock, or a stale one)."""
-    try:
-        lock = json.loads((run_dir / LOCK).read_text())
-    except (OSError, ValueError):
-        return None
-    if lock.get("host") != socket.gethostname():
-        return lock.get("pid")  # another machine's process: cannot be checked, so trust the lock
-    try:
-        os.kill(int(lock["pid"]), 0)
-    except (ProcessLookupError, KeyError, ValueError, TypeError):
-        return None
-    except PermissionError:  # alive, but another user's
-        pass
-    return int(lock["pid"])
-
-
 def post_outputs(spec: RunSpec) -> list[str]:
     return [POST_STEPS[p].output for p in spec.post]
 
 
-def run_state(spec: RunSpec, layout: Layout) -> str:
-    """``done`` (results stored, post-steps included), ``running`` (a live process holds the lock),
-    ``partial`` (a checkpoint or a finished run waiting for its copy or post-steps) or ``missing``."""
+def run_state(spec: RunSpec, layout: Layout, cluster: dict[Path, str] | None = None) -> str:
+    """``done`` (results stored, post-steps included), ``running`` (a live process holds the lock, or its
+    cluster job runs), ``submitted`` (its cluster job waits in the queue), ``partial`` (a checkpoint, or a
+    finished run waiting for its copy or post-steps) or ``missing``. ``cluster``: the scheduler's states of
+    the runs' jobs (:func:`mlm.launch.cluster_states`; asked here when not given)."""
     out, run_dir = layout.result_dir(spec), layout.run_dir(spec)
     if (out / "result.json").is_file() and all((out / f).is_file() for f in post_outputs(spec)):
         return "done"
-    if running_pid(run_dir) is not None:
-        return "running"
+    job = (cluster if cluster is not None else cluster_states([run_dir])).get(run_dir)
+    if job == "RUNNING" or (running_pid(run_dir) is not None and job in ACTIVE | {None}):
+        return "running"  # a lock whose job has ended (killed, say) holds nothing
+    if job in ACTIVE:
+        return "submitted"
     if (run_dir / "checkpoint.pt").is_file() or (out / "result.json").is_file():
         return "partial"
     return "missing"
 
 
-# -- commands and threads -------------------------------------------------------------------------
-def available_cores() -> int:
-    """CPU cores this process may use (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:
+    """id -> :func:`run_state` of every run, asking the cluster's scheduler once for all of them."""
+    cluster = cluster_states([layout.run_dir(s) for s in specs])
+    return {s.id: run_state(s, layout, cluster) for s in specs}
 
 
-def plan_jobs(jobs: int, cores: int, device: str = "cpu") -> tuple[int, int]:
-    """``(parallel runs, threads per run)``. On a CPU every run gets ``cores // jobs`` threads (at least 1)
-    and no more runs than cores start, so runs x threads never exceeds ``cores``; on a GPU the runs share
-    the device and split the CPU cores between them the same way."""
-    jobs, cores = max(1, int(jobs)), max(1, int(cores))
-    if not str(device).startswith("cuda"):
-        jobs = min(jobs, cores)
-    return jobs, max(1, cores // jobs)
-
-
+# -- commands ------------------------------------------------------------------------------------
 def train_command(spec: RunSpec, layout: Layout | None = None, threads: int | None = None,
-                  device: str | None = None) -> list[str]:
-    """``python -m mlm train ...`` for ``spec`` (argv without the interpreter), as run and as stored."""
+                  device: str | None = None, overrides: Sequence[str] = ()) -> list[str]:
+    """``python -m mlm train ...`` for ``spec`` (argv without the interpreter), as run and as stored;
+    ``overrides`` (``reproduce --set``) come after the manifest's own."""
     layout = layout or Layout()
     argv = ["python", "-m", "mlm", "train", spec.preset, "--size", spec.size]
-    extra = [*([f"train.threads={threads}"] if threads else [])]
+    extra = [*overrides, *([f"train.threads={threads}"] if threads else [])]
     for item in [*spec.all_overrides(), *extra]:
         argv += ["--set", item]
     if device:
@@ -235,30 +212,7 @@ def post_command(spec: RunSpec, manifest: str) -> list[str] | None:
     return ["python", "-m", "mlm", "reproduce", manifest, "--only", spec.id, "--post-only"]
 
 
-def shell(argv: Sequence[str], threads: int | None = None) -> str:
-    prefix = f"OMP_NUM_THREADS={threads} " if threads else ""
-    return prefix + " ".join(shlex.quote(a) for a in argv)
-
-
-# -- running -----------------------------------------------------------------------------------
-def _write_lock(run_dir: Path, pid: int) -> None:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / LOCK).write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "started": time.time()}))
-
-
-def _subprocess(argv: list[str], threads: int | None, cwd: Path, log: Path, run_dir: Path) -> int:
-    """Run ``python -m mlm ...`` (``argv`` as printed) with this interpreter; output appended to ``log``."""
-    env = dict(os.environ)
-    if threads:
-        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
-    with open(log, "a") as out:
-        out.write(f"\n$ {shell(argv, threads)}\n")
-        out.flush()
-        proc = subprocess.Popen([sys.executable, *argv[1:]], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _write_lock(run_dir, proc.pid)
-        return proc.wait()
-
-
+# -- running one run -------------------------------------------------------------------------------
 def store_result(spec: RunSpec, layout: Layout, command: str) -> None:
     """Copy the finished run's JSON files (never checkpoints) and its command to ``results/GROUP/RUN``;
     ``result.json`` goes last, so a half-copied folder is never taken for a finished one."""
@@ -272,219 +226,144 @@ def store_result(spec: RunSpec, layout: Layout, command: str) -> None:
 
 
 def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, device: str | None,
-            echo: Callable[[str], None] = print) -> str:
+            overrides: Sequence[str] = (), echo: Callable[[str], None] = print, job: str | None = None) -> str:
     """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state. A run that
-    another live process holds (a second ``reproduce`` of the same manifest) is left to it."""
+    another live process holds (a second ``reproduce`` of the same manifest) is left to it. ``job``: the
+    cluster job this call runs in (:class:`mlm.launch.ClusterTask`), whose own earlier lock is stale."""
     run_dir = layout.run_dir(spec)
-    holder = running_pid(run_dir)
+    holder = running_pid(run_dir, own_job=job)
     if holder is not None:  # checked again here: the state may have changed since the list of runs was made
         echo(f"[skip] {spec.id}: process {holder} is training it")
         return "running"
-    _write_lock(run_dir, os.getpid())  # held from now on: by this process, then by its training process
+    write_lock(run_dir, os.getpid(), job)  # held from now on: by this process, then by its training process
     log = run_dir / "reproduce.log"
-    argv = train_command(spec, layout, threads, device)
+    argv = train_command(spec, layout, threads, device, overrides)
     start = time.perf_counter()
     echo(f"[start] {spec.id}  (log: {log})")
     try:
         if not (layout.result_dir(spec) / "result.json").is_file():
-            rc = _subprocess(argv, threads, layout.root, log, run_dir)
+            rc = run_logged(argv, threads, layout.root, log, run_dir, job)
             finished = rc == 0 and (run_dir / "result.json").is_file()
             if not finished:
                 echo(f"[failed] {spec.id}: exit status {rc}, see {log}")
-                return run_state(spec, layout)
+                return run_state(spec, layout, {})  # {}: no scheduler to ask, this process holds the run
             post = post_command(spec, manifest)
             store_result(spec, layout, shell(argv, threads) + ("\n" + shell(post, threads) if post else ""))
         post = post_command(spec, manifest)
-        if post and run_state(spec, layout) != "done":
-            rc = _subprocess(post, threads, layout.root, log, run_dir)
+        if post and run_state(spec, layout, {}) != "done":
+            rc = run_logged(post, threads, layout.root, log, run_dir, job)
             if rc != 0:
                 echo(f"[failed] {spec.id}: post-step exit status {rc}, see {log}")
-                return run_state(spec, layout)
+                return run_state(spec, layout, {})
     finally:
         (run_dir / LOCK).unlink(missing_ok=True)
-    state = run_state(spec, layout)
+    state = run_state(spec, layout, {})
     echo(f"[{state}] {spec.id} after {(time.perf_counter() - start) / 60:.1f} min")
     return state
 
 
-def run_post_steps(spec: RunSpec, layout: Layout, device: str | None = None) -> None:
-    """Run ``spec``'s post-steps in this process on its finished run (best weights), writing into results."""
-    from mlm.training import load_run
-
-    run = load_run(layout.run_dir(spec), device=device)
-    for name in spec.post:
-        POST_STEPS[name].run(run, layout.result_dir(spec))
-
-
+# -- running a manifest ----------------------------------------------------------------------------
 def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int = 1, cores: int | None = None,
-              device: str | None = None, dry_run: bool = False, echo: Callable[[str], None] = print) -> dict[str, str]:
-    """Train every run of ``specs`` that is not done or running, ``jobs`` at a time; returns id -> state."""
-    jobs, threads = plan_jobs(jobs, cores or available_cores(), device or "cpu")
-    todo = [s for s in specs if run_state(s, layout) in ("partial", "missing")]
-    states = {s.id: run_state(s, layout) for s in specs}
+              device: str | None = None, dry_run: bool = False, echo: Callable[[str], None] = print,
+              launcher: str = "jobs", slurm: SlurmOptions = SlurmOptions(),
+              overrides: Sequence[str] = ()) -> dict[str, str]:
+    """Start every run of ``specs`` that is neither done, running nor submitted; returns id -> state.
+    ``overrides`` go to every run's command (e.g. ``train.precision=bf16``), and so into its ``command.txt``.
+
+    ``launcher`` (:mod:`mlm.launch`): "jobs" trains the runs here, ``jobs`` at a time; "local" submits them
+    to submitit's local executor, all at once; both return when the runs end. "slurm" submits them as one
+    Slurm job array with ``slurm``'s options and returns at once (the runs "submitted").
+    """
+    states = run_states(specs, layout)
+    todo = [s for s in specs if states[s.id] in ("partial", "missing")]
+    if launcher == "slurm":
+        threads = slurm.cpus_per_job
+    else:
+        jobs, threads = plan_jobs(jobs if launcher == "jobs" else len(todo), cores or available_cores(),
+                                  device or "cpu")
+    folder = layout.root / "runs" / "submitit"  # submitit's own files: pickled calls, logs
     if dry_run:
+        if launcher == "slurm" and todo:
+            echo(sbatch_script(len(todo), slurm, folder))
         for s in todo:
-            echo(shell(train_command(s, layout, threads, device), threads))
+            echo(shell(train_command(s, layout, threads, device, overrides), threads))
             post = post_command(s, manifest)
             if post:
                 echo(shell(post, threads))
         return states
-    echo(f"{len(todo)} of {len(specs)} runs to train, {jobs} at a time, {threads} thread(s) each")
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for spec, state in zip(todo, pool.map(lambda s: execute(s, manifest, layout, threads, device, echo), todo)):
-            states[spec.id] = state
-    return states
+    if launcher == "jobs":
+        echo(f"{len(todo)} of {len(specs)} runs to train, {jobs} at a time, {threads} thread(s) each")
+        calls = [(s, manifest, layout, threads, device, overrides, echo) for s in todo]
+        states.update({s.id: state for s, state in zip(todo, launch_here(execute, calls, jobs))})
+        return states
+    if todo:  # in a cluster job, each run's messages go to its log (execute's echo: print)
+        submitted = submit(execute, [(s, manifest, layout, threads, device, overrides) for s in todo],
+                           [layout.run_dir(s) for s in todo], launcher, slurm, folder)
+        echo(f"{len(todo)} of {len(specs)} runs submitted ({launcher} job "
+             f"{', '.join(sorted({j.job_id.split('_')[0] for j in submitted}))}); submitit's logs in {folder}")
+        if launcher == "local":
+            for job in submitted:
+                job.result()  # raises if the job failed
+    return run_states(specs, layout)
 
 
-def format_list(specs: Sequence[RunSpec], layout: Layout) -> str:
-    """One line per run: state, id, estimated hours, preset and overrides; then the counts per state."""
-    lines, counts = [], {s: 0 for s in STATES}
+def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
+    """One line per run: state, id, hours, preset and overrides; then the runs per state and the totals: the
+    CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
+    per second on a GPU, :func:`read_speeds`), the GPU hours of training, tokens / speed."""
+    states = run_states(specs, layout)
+    lines, counts, gpu_hours = [], {s: 0 for s in STATES}, {}
     for spec in specs:
-        state = run_state(spec, layout)
-        counts[state] += 1
-        hours = f"{spec.hours:5.1f} h" if spec.hours is not None else "      "
-        lines.append(f"{state:<8} {spec.id:<48} {hours}  {spec.preset} {' '.join(spec.all_overrides())}".rstrip())
-    total = sum(s.hours or 0 for s in specs)
-    lines.append(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; estimated {total:.0f} CPU hours in all")
+        counts[states[spec.id]] += 1
+        speed = (speeds or {}).get(f"{spec.group}/{spec.base}")
+        if speed and spec.tokens:
+            gpu_hours[spec.id] = spec.tokens / speed / 3600
+        hours = spec.hours if spec.hours is not None else gpu_hours.get(spec.id)
+        hours = f"{hours:5.1f} h" if hours is not None else "       "
+        lines.append(f"{states[spec.id]:<9} {spec.id:<48} {hours}  {spec.preset} "
+                     f"{' '.join(spec.all_overrides())}".rstrip())
+    totals = [", ".join(f"{n} {k}" for k, n in counts.items())]
+    if any(s.hours for s in specs):
+        totals.append(f"estimated {sum(s.hours or 0 for s in specs):.0f} CPU hours in all")
+    if any(s.tokens for s in specs):
+        totals.append(f"{sum(s.tokens or 0 for s in specs) / 1e9:.2f}G training tokens")
+    if speeds is not None:
+        unmeasured = sum(1 for s in specs if s.id not in gpu_hours)
+        totals.append(f"{sum(gpu_hours.values()):.1f} GPU hours of training at the measured speeds"
+                      + (f" ({unmeasured} runs without a speed or tokens)" if unmeasured else ""))
+    lines.append("; ".join(totals))
     return "\n".join(lines)
 
 
-# -- post-steps: analyses of a finished run, written beside its results ---------------------------
-@dataclass(frozen=True)
-class PostStep:
-    output: str  # the file it writes into results/GROUP/RUN/
-    run: Callable  # run(run: mlm.training.RunResult, out: Path) -> None
-    doc: str = field(default="")
-
-
-def _window_analysis(run, out: Path) -> None:
-    """Test-set attention profile of a window model, and its test perplexity with the window cut to m slots."""
-    from mlm.analysis.history import window_attention_profile
-    from mlm.evaluation import evaluate
-    from mlm.training import build_batches
-    from mlm.utils import atomic_write_json
-
-    model, cfg = run.model, run.config
-    test = build_batches(cfg, run.corpus, "test")
-    truncated = {}
-    for m in (m for m in (1, 2, 3, 5, 10, 15) if m <= cfg.model.window_size):
-        model.head.eval_window = m
-        truncated[m] = evaluate(model, test).perplexity
-    model.head.eval_window = None
-    atomic_write_json(out / "analysis.json", {"profile": window_attention_profile(model, test),
-                                              "test_ppl_by_window": truncated})
-
-
-def _memory_attention(run, out: Path) -> None:
-    """Tran et al.'s section 5 on the test set: attention by memory position, 100 sampled words,
-    distant-attention examples with the top-5 predictions, and the Table 3 pair frequencies."""
-    from mlm.analysis.memory_block import (average_by_position, collect_memory_attention, distant_examples,
-                                           pair_frequency_by_distance, sample_words)
-    from mlm.training import build_batches
-    from mlm.utils import atomic_write_json
-
-    collected = collect_memory_attention(run.model, build_batches(run.config, run.corpus, "test"))
-    picks = sample_words(collected, 100, seed=0)
-    atomic_write_json(out / "attention.json", {
-        "positions": len(collected.targets),
-        "average_by_position": average_by_position(collected),
-        "sampled_weights": collected.weights[picks].tolist(),
-        "distant_examples": distant_examples(collected, run.corpus.vocab, count=8),
-        "pair_frequency_by_distance": {str(d): v for d, v in pair_frequency_by_distance(
-            collected, run.corpus.ids("train")).items()},
-    })
-
-
-def _completion(run, out: Path) -> None:
-    """Accuracy on the 1,040 MSR sentence completion questions (whole-sentence scores), with and without
-    the uniform <unk> penalty, beside the unigram baseline of the same vocabulary."""
-    from mlm.completion import UnigramLM, complete, uniform_unk_penalty
-    from mlm.data.holmes import load_questions
-    from mlm.utils import atomic_write_json
-
-    questions = load_questions(run.config.data.data_dir)
-    plain = complete(run.model, run.corpus.vocab, questions)
-    penalty = uniform_unk_penalty(run.corpus)
-    shared = complete(run.model, run.corpus.vocab, questions, unk_penalty=penalty)
-    unigram = complete(UnigramLM(run.corpus.vocab), run.corpus.vocab, questions)
-    atomic_write_json(out / "completion.json", {
-        "accuracy": plain.accuracy, "correct": plain.num_correct, "total": plain.total, "ties": plain.ties,
-        "accuracy_in_vocab": plain.accuracy_in_vocab, "unk_penalty": penalty,
-        "accuracy_with_unk_penalty": shared.accuracy, "unigram_accuracy": unigram.accuracy,
-        "oov": plain.notes["oov"], "questions": plain.to_dict()["questions"]})
-
-
-def _critical_scores(run, out: Path) -> None:
-    """Key-value recall (``data.corpus="recall"``): accuracy and loss on the critical tokens of the test split
-    by distance d, the test perplexity, the bigram count model's scores on the same tokens and the chance
-    level; for the Attentive and Memory Block heads also the weight on the source word."""
-    from mlm.data.tasks import critical_chance
-    from mlm.long_range import count_scores, run_critical_scores, source_attention
-    from mlm.training import load_task
-    from mlm.utils import atomic_write_json
-
-    task = load_task(run.config)
-    scores, bigram = run_critical_scores(run, task), count_scores(task, n=2)
-    found = (source_attention(run.model, task, "test") if run.config.model.head in ("attentive", "rm", "rmr")
-             else [])
-    reached = [f for f in found if f["reachable"]]
-    atomic_write_json(out / "critical.json", {
-        "chance": critical_chance(task.spec)[0],
-        **scores.to_json(), "test_ppl": scores.overall.perplexity,
-        "bigram_totals": bigram.totals,
-        "source_attention": {"reached": len(reached), "lines": len(found),
-                             "weight": sum(f["weight"] for f in reached) / len(reached),
-                             "uniform": sum(f["uniform"] for f in reached) / len(reached),
-                             "is_max": sum(f["is_max"] for f in reached) / len(reached)} if reached else None,
-    })
-
-
-def _history_cut(run, out: Path) -> None:
-    """Test perplexity with each target's history cut to k input words (k = 1, 2, 5, 10, 20, 50, all),
-    :func:`mlm.context.history_curve`, and the seconds it took."""
-    import time
-
-    from mlm.context import HISTORY_CUTS, history_curve
-    from mlm.training import build_batches
-    from mlm.utils import atomic_write_json
-
-    start = time.perf_counter()
-    curve = history_curve(run.model, build_batches(run.config, run.corpus, "test"), HISTORY_CUTS)
-    atomic_write_json(out / "history.json", {"test_ppl_by_history": {"all" if k is None else str(k): ppl
-                                                                     for k, ppl in curve.items()},
-                                             "seconds": time.perf_counter() - start})
-
-
-POST_STEPS: dict[str, PostStep] = {
-    "history-cut": PostStep("history.json", _history_cut, _history_cut.__doc__),
-    "critical-scores": PostStep("critical.json", _critical_scores, _critical_scores.__doc__),
-    "window-analysis": PostStep("analysis.json", _window_analysis, _window_analysis.__doc__),
-    "memory-attention": PostStep("attention.json", _memory_attention, _memory_attention.__doc__),
-    "completion": PostStep("completion.json", _completion, _completion.__doc__),
-}
+def read_speeds(path: str | Path) -> dict[str, float]:
+    """Setting (``GROUP/RUN`` without the seed) -> training tokens per second, from the rows that
+    ``python -m mlm bench --manifest NAME --device cuda --out PATH`` writes."""
+    return {row["preset"]: row["train_tokens_per_second"] for row in json.loads(Path(path).read_text())}
 
 
 # -- the command line ------------------------------------------------------------------------------
 def main(args) -> int:
     """``python -m mlm reproduce`` (arguments parsed in :mod:`mlm.cli`)."""
     specs = select(load_manifest(args.manifest), args.only)
-    layout = Layout(Path(args.root))
+    layout = Layout(Path(args.root).resolve() if args.launcher != "jobs" else Path(args.root))
     if not specs:
         print(f"no run of {args.manifest} matches {args.only}", file=sys.stderr)
         return 2
     for spec in specs:  # every config must be valid before anything starts
-        spec.config()
+        spec.config(args.overrides)
     if args.list:
-        print(format_list(specs, layout))
+        print(format_list(specs, layout, read_speeds(args.speeds) if args.speeds else None))
         return 0
     if args.post_only:
         for spec in specs:
             if (layout.run_dir(spec) / "result.json").is_file() and spec.post:
-                run_post_steps(spec, layout, args.device)
+                run_post_steps(spec.post, layout.run_dir(spec), layout.result_dir(spec), args.device)
         return 0
+    slurm = SlurmOptions(args.partition, args.account, args.time, args.gpus_per_job, args.cpus_per_job,
+                         args.parallelism)
     states = reproduce(specs, args.manifest, layout, jobs=args.jobs, cores=args.cores, device=args.device,
-                       dry_run=args.dry_run)
-    if args.dry_run:
+                       dry_run=args.dry_run, launcher=args.launcher, slurm=slurm, overrides=args.overrides)
+    if args.dry_run or args.launcher == "slurm":  # the jobs run on: --list follows them
         return 0
     not_done = [i for i, s in states.items() if s != "done"]
     print(f"{len(specs) - len(not_done)} of {len(specs)} runs done" +

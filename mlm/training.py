@@ -177,6 +177,18 @@ def scheduled_lr(cfg: Config, epoch: int) -> float:
     return t.lr / t.decay_factor ** max(0, epoch - t.decay_start)
 
 
+def set_matmul_precision(precision: str) -> None:
+    """TF32 matrix products (CUDA on Ampere and later, cuDNN's LSTM included) for ``train.precision`` "tf32"
+    and "bf16"; "fp32" turns them off, cuDNN's default included. Nothing changes on a CPU."""
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision != "fp32"
+
+
+def autocast(cfg: Config, device):
+    """The context of a training forward pass: bfloat16 autocast for ``train.precision="bf16"`` (the logits are
+    cast to fp32 before the softmax and the loss, :func:`training_forward`), else plain fp32."""
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=cfg.train.precision == "bf16")
+
+
 # -- one epoch --------------------------------------------------------------------------
 def training_forward(model, batch, state=None, memory=None):
     """One training forward pass: ``(output, summed NLL, regularizer penalty or None)``.
@@ -208,7 +220,8 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
         batch = batch.to(device)
         if not batches.carry_state:
             state = memory = None
-        out, nll, penalty = training_forward(model, batch, state, memory)
+        with autocast(cfg, device):
+            out, nll, penalty = training_forward(model, batch, state, memory)
         # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
         # "token_mean": averaged over every scored token.
         loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
@@ -269,11 +282,12 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     if t.threads:
         torch.set_num_threads(t.threads)
     device = choose_device(t.device)
+    set_matmul_precision(t.precision)
     set_seed(t.seed)
     corpus = load_data(cfg)
     vocab = corpus.vocab
-    train_batches = build_batches(cfg, corpus, "train")
-    valid_batches = build_batches(cfg, corpus, "valid")
+    train_batches = build_batches(cfg, corpus, "train").to(device)
+    valid_batches = build_batches(cfg, corpus, "valid").to(device)
     model = build_model(cfg, len(vocab), vocab.pad_id, corpus).to(device)
     optimizer = build_optimizer(cfg, model)
 
@@ -281,19 +295,19 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     history: list[dict] = []
     start_epoch, best_valid, best_epoch, bad_epochs, lr = 1, math.inf, 0, 0, t.lr
     best_state = None
-    train_seconds = train_tokens = 0.0
+    train_seconds = train_tokens = wall_before = 0.0  # wall_before: wall time of earlier sessions
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
         ckpt_path = run_dir / "checkpoint.pt"
         if resume and ckpt_path.exists():
-            ckpt = _load_checkpoint(ckpt_path, cfg, vocab.fingerprint(), device)
-            model.load_state_dict(ckpt["model"])
+            ckpt = _load_checkpoint(ckpt_path, cfg, vocab.fingerprint())  # on the CPU: see _load_checkpoint
+            model.load_state_dict(ckpt["model"])  # copies the weights onto the model's device
             if len(ckpt["optimizer"]["param_groups"]) != len(optimizer.param_groups):
                 raise CheckpointError(
                     f"{ckpt_path} was written before the memory head had its own learning-rate group "
                     f"(train.head_lr_scale) and cannot be resumed exactly. Start the run again with "
                     f"--restart (or train(..., resume=False)), or use a new run folder.")
-            optimizer.load_state_dict(ckpt["optimizer"])
+            optimizer.load_state_dict(ckpt["optimizer"])  # moves its state to the parameters' device
             train_batches.load_state_dict(ckpt["batches"])
             torch.set_rng_state(ckpt["rng"]["torch"])
             if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
@@ -303,8 +317,11 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
                                                       ckpt["bad_epochs"], ckpt["lr"])
             train_seconds, train_tokens = ckpt["train_seconds"], ckpt["train_tokens"]
+            # checkpoints written before the wall time was kept know only their training seconds
+            wall_before = ckpt.get("wall_seconds", train_seconds)
             if (run_dir / "best.pt").exists():
-                best_state = torch.load(run_dir / "best.pt", map_location=device, weights_only=True)
+                best = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
+                best_state = {k: v.to(device) for k, v in best.items()}
         elif not resume:
             for stale in ("checkpoint.pt", "best.pt", "metrics.jsonl", "result.json"):
                 (run_dir / stale).unlink(missing_ok=True)
@@ -362,7 +379,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
                 atomic_torch_save(best_state, run_dir / "best.pt")
             _save_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), model, optimizer,
                              train_batches, history, epoch, best_valid, best_epoch, bad_epochs, lr,
-                             train_seconds, train_tokens)
+                             train_seconds, train_tokens, wall_before + time.perf_counter() - wall_start)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(record) + "\n")
     if epochs_bar is not None:
@@ -375,13 +392,14 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
               "epochs_run": len(history), "best_epoch": best_epoch, "best_valid_ppl": best_valid,
               "parameters": model.num_parameters(),
               "train_tokens_per_second": train_tokens / max(train_seconds, 1e-9),
-              "train_seconds": train_seconds, "wall_seconds": time.perf_counter() - wall_start,
+              "train_seconds": train_seconds,
+              "wall_seconds": wall_before + time.perf_counter() - wall_start,  # every session of the run
               "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
               "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict(),
               # every epoch runs all its batches (checkpoints are written between epochs only)
               "updates": len(history) * len(train_batches), **machine_info(device)}
     if finished:
-        test_batches = build_batches(cfg, corpus, "test")
+        test_batches = build_batches(cfg, corpus, "test").to(device)
         start = time.perf_counter()
         test_res = evaluate(model, test_batches, device)
         result["test_ppl"] = test_res.perplexity
@@ -395,7 +413,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
 
 
 def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history, epoch, best_valid,
-                     best_epoch, bad_epochs, lr, train_seconds, train_tokens):
+                     best_epoch, bad_epochs, lr, train_seconds, train_tokens, wall_seconds):
     rng = {"torch": torch.get_rng_state(),
            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
     atomic_torch_save({
@@ -403,9 +421,11 @@ def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history,
         "optimizer": optimizer.state_dict(), "batches": batches.state_dict(), "rng": rng,
         "history": history, "epoch": epoch, "best_valid": best_valid, "best_epoch": best_epoch,
         "bad_epochs": bad_epochs, "lr": lr, "train_seconds": train_seconds, "train_tokens": train_tokens,
+        "wall_seconds": wall_seconds,
     }, path)
 
 
+# Every checkpoint holds these; those written since the wall time is kept across resumes also "wall_seconds".
 _CHECKPOINT_KEYS = ("config", "vocab_fingerprint", "model", "optimizer", "batches", "rng", "history", "epoch",
                     "best_valid", "best_epoch", "bad_epochs", "lr", "train_seconds", "train_tokens")
 # Settings that do not change what is trained, so a run may resume with other values
@@ -414,9 +434,15 @@ _RESUMABLE_CHANGES = {("data", "data_dir"), ("data", "download"), ("data", "eval
                       ("train", "epochs"), ("train", "device"), ("train", "threads"), ("train", "log_interval")}
 
 
-def _load_checkpoint(path: Path, cfg: Config, fingerprint: str, device) -> dict:
+def _load_checkpoint(path: Path, cfg: Config, fingerprint: str) -> dict:
+    """The checkpoint at ``path``, checked against ``cfg`` and the vocabulary, with every tensor on the CPU.
+
+    The CPU, whatever the run's device: the random-number states must stay CPU byte tensors
+    (``torch.set_rng_state``, ``torch.cuda.set_rng_state_all`` and a generator's ``set_state`` take
+    nothing else), and ``load_state_dict`` copies weights and optimiser state onto the device.
+    """
     try:
-        ckpt = torch.load(path, map_location=device, weights_only=False)
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as err:  # a truncated or foreign file
         raise CheckpointError(f"cannot read checkpoint {path}: {err}. Delete it to start over.") from err
     if not isinstance(ckpt, dict) or any(k not in ckpt for k in _CHECKPOINT_KEYS):
@@ -471,7 +497,7 @@ def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str
         raise CheckpointError(f"{weights_path} does not exist; the run has not finished an epoch yet "
                               f"(or use weights='last' / checkpoint.pt).")
     try:
-        state = torch.load(weights_path, map_location=device, weights_only=False)
+        state = torch.load(weights_path, map_location="cpu", weights_only=False)  # load_state_dict moves it
     except Exception as err:  # a truncated or foreign file
         raise CheckpointError(f"cannot read {weights_path}: {err}") from err
     ckpt_path = run_dir / "checkpoint.pt"

@@ -471,6 +471,17 @@ def test_batches_state_dict_restores_shuffle_order():
     assert [x.inputs.tolist() for x in b] == expected
 
 
+def test_batches_move_to_a_device_once_with_their_token_counts():
+    """``Batches.to`` moves every batch in place and keeps the counts made on the host (a device that holds no
+    data, "meta", would fail to count again); the shuffled order and its state are unchanged."""
+    lines = random_lines(40, seed=6)
+    batches = SentenceBatches(lines, BOS_ID, EOS_ID, PAD_ID, batch_size=4, shuffle=True, seed=1)
+    counts = [b.num_tokens for b in batches.batches]
+    assert batches.to("meta") is batches
+    assert {b.inputs.device.type for b in batches} == {"meta"}
+    assert [b.num_tokens for b in batches.batches] == counts and batches.num_tokens == n_tokens(lines)
+
+
 def _documents(lines, starts):
     bounds = list(zip(starts, starts[1:] + [len(lines)]))
     return [stream_of(lines[a:b]) for a, b in bounds]

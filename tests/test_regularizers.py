@@ -130,6 +130,33 @@ def test_samples_average_to_the_mean(elementwise):
     torch.testing.assert_close(draws.mean(0), mean, atol=0.02, rtol=0)
 
 
+@pytest.fixture(params=[False, True], ids=["unique", "fixed-size"])
+def pairs_path(request, monkeypatch):
+    """Run a test with row_types as on the CPU (torch.unique) and as on a GPU (fixed size, no host sync)."""
+    import functools
+
+    from mlm.regularizers import base, smoothing
+
+    fixed = functools.partial(base.row_types, fixed_size=request.param)
+    monkeypatch.setattr(base, "row_types", fixed)
+    monkeypatch.setattr(smoothing, "row_types", fixed)
+    return request.param
+
+
+def test_fixed_size_pairs_are_torch_unique_padded():
+    """The GPU's sort-based unique: the distinct keys first (sorted), zeros after, the same inverse."""
+    from mlm.regularizers.base import row_types, unique_fixed_size
+
+    keys = torch.randint(0, 9, (5, 7), generator=torch.Generator().manual_seed(0))
+    unique, inverse = torch.unique(keys, return_inverse=True)
+    padded, padded_inverse = unique_fixed_size(keys)
+    assert padded.shape == (35,) and torch.equal(padded[:len(unique)], unique) and not padded[len(unique):].any()
+    assert torch.equal(padded_inverse, inverse)
+    words, rows, _ = row_types(keys, 9, fixed_size=True)
+    assert words.numel() == rows.numel() == 35
+
+
+@pytest.mark.usefixtures("pairs_path")
 def test_one_sample_per_word_type_per_sequence():
     """Every occurrence of a word in a row gets the same vector (dropout mask included); rows differ."""
     torch.manual_seed(0)
@@ -167,6 +194,7 @@ def _tiny_lm(reg, tied=True, hidden=6):
     return LanguageModel(V, hidden, hidden, 1, tie_weights=tied, regularizer=reg)
 
 
+@pytest.mark.usefixtures("pairs_path")
 def test_output_rows_are_drawn_for_the_targets():
     """gamma = 0: the sampled softmax equals the plain one; gamma = 1 with all mass on word c: every target
     column k of a row reads o_c (Eq. 5), the other columns stay."""
@@ -306,6 +334,22 @@ def test_recurrent_weight_dropout():
     torch.testing.assert_close(model(tokens).logits, plain(tokens).logits, rtol=0, atol=0)
 
 
+def test_recurrent_dropout_hands_the_fused_lstm_one_weight_buffer(monkeypatch):
+    """The dropped weights reach the fused kernel as views of one contiguous buffer, laid out in the module's
+    order, as cuDNN needs them (separate tensors would be copied into one on every call)."""
+    model = LanguageModel(V, 6, 6, 2, recurrent_dropout=0.5).train()
+    seen = []
+    real = torch._VF.lstm
+    monkeypatch.setattr(torch._VF, "lstm", lambda x, state, weights, *rest: (seen.append(weights),
+                                                                             real(x, state, weights, *rest))[1])
+    model(torch.randint(V, (3, 5)))
+    [weights] = seen
+    assert len({w.untyped_storage().data_ptr() for w in weights}) == 1
+    offsets = [w.storage_offset() for w in weights]
+    assert offsets == [sum(w.numel() for w in weights[:i]) for i in range(len(weights))]
+    assert [w.shape for w in weights] == [getattr(model.lstm, n).shape for n in model.lstm._flat_weights_names]
+
+
 def test_mode_prediction_and_proper_sampled_softmax():
     """prediction="mode" evaluates with the base matrix; a test-time draw of the softmax sums to one."""
     tokens = torch.randint(V, (3, 5))
@@ -377,6 +421,7 @@ def _train_logits(reg, model, inputs, targets, x):
     return reg.embed(model.embedding, inputs), reg.decode(model.decoder, x)
 
 
+@pytest.mark.usefixtures("pairs_path")
 @pytest.mark.parametrize("elementwise", [False, True])
 def test_coupled_smoothing_replaces_the_target_row_where_the_input_is_replaced(elementwise):
     """gamma_a = 1, every other gamma 0: the target rows after each a are replaced, nothing else (coupled);
@@ -400,6 +445,34 @@ def test_coupled_smoothing_replaces_the_target_row_where_the_input_is_replaced(e
         else:
             expected[0, :, 4] = x[0] @ W[2] + b[4]  # target a (gamma 1): its row, everywhere in the row
         torch.testing.assert_close(got, expected)
+
+
+def test_sampled_output_rows_have_the_same_gradient_on_every_device(monkeypatch):
+    """Uncoupled output rows drawn deterministically (gamma 1 for a, always replaced by <unk>): the fixed-size
+    pairs of a GPU give the CPU's logits and gradients (each pair counted once, however often it occurs)."""
+    import functools
+
+    from mlm.regularizers import smoothing
+
+    gamma = torch.zeros(V)
+    gamma[4] = 1.0
+    targets = torch.tensor([[4, 5, 4, 4], [6, 4, 6, 5]])
+    x = torch.randn(2, 4, 6)
+    reference = _tiny_lm(None, tied=False)
+    W, b = reference.decoder.weight, reference.decoder.bias
+    expected = reference.decoder(x).clone()
+    for row in range(2):
+        expected[row, :, 4] = x[row] @ W[2] + b[4]  # the row's target a reads o_<unk>, once per row
+    (expected * torch.arange(V)).sum().backward()
+    for fixed_size in (False, True):
+        monkeypatch.setattr(smoothing, "row_types", functools.partial(smoothing.row_types, fixed_size=fixed_size))
+        reg = VariationalSmoothing(_one_word_proposal(gamma), smooth_output=True, coupled=False).train()
+        model = _tiny_lm(reg, tied=False)
+        reg._targets = targets
+        got = reg.decode(model.decoder, x)
+        torch.testing.assert_close(got, expected)
+        (got * torch.arange(V)).sum().backward()
+        torch.testing.assert_close(model.decoder.weight.grad, W.grad)
 
 
 def test_coupled_draws_follow_the_input_decision_at_gamma_03():

@@ -1,5 +1,6 @@
-"""``python -m mlm reproduce`` and ``python -m mlm table`` on tiny synthetic runs, and a build check of
-every run of the shipped manifests (config valid, model constructs, one training batch) without training."""
+"""``python -m mlm reproduce`` (here, and through submitit's local executor as on Slurm) and ``python -m mlm
+table`` on tiny synthetic runs, and a build check of every run of the shipped manifests (config valid, model
+constructs, one training batch) without training."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from mlm import launch
 from mlm import reproduce as rp
 from mlm.cli import build_parser
 from mlm.configs import get_preset
@@ -100,7 +102,7 @@ def test_load_settings_reads_each_seed_once_its_files_exist(finished):
 
 def test_finished_runs_are_skipped(finished, monkeypatch):
     manifest, specs, layout, _ = finished
-    monkeypatch.setattr(rp, "_subprocess", lambda *a, **k: pytest.fail("a finished run was started again"))
+    monkeypatch.setattr(rp, "run_logged", lambda *a, **k: pytest.fail("a finished run was started again"))
     lines = []
     assert rp.reproduce(specs, manifest, layout, echo=lines.append) == {s.id: "done" for s in specs}
     assert lines[0].startswith("0 of 3 runs to train")
@@ -114,22 +116,22 @@ def test_list_states(tmp_path):
     # partial: a checkpoint of an interrupted run; running: a live pid holds the lock; a dead pid does not
     layout.run_dir(plain).mkdir(parents=True)
     (layout.run_dir(plain) / "checkpoint.pt").write_bytes(b"")
-    rp._write_lock(layout.run_dir(seed0), os.getpid())
-    rp._write_lock(layout.run_dir(seed1), 2**22 + 12345)  # beyond Linux's default pid_max: not alive
+    launch.write_lock(layout.run_dir(seed0), os.getpid())
+    launch.write_lock(layout.run_dir(seed1), 2**22 + 12345)  # beyond Linux's default pid_max: not alive
     assert [rp.run_state(s, layout) for s in specs] == ["partial", "running", "missing"]
     listing = rp.format_list(specs, layout)
-    assert listing.splitlines()[-1].startswith("0 done, 1 running, 1 partial, 1 missing")
+    assert listing.splitlines()[-1].startswith("0 done, 1 running, 0 submitted, 1 partial, 1 missing")
 
 
 def test_a_run_another_process_holds_is_not_started_twice(tmp_path, monkeypatch):
     manifest, specs = tiny_manifest(tmp_path)
     layout, spec = rp.Layout(tmp_path), specs[0]
-    rp._write_lock(layout.run_dir(spec), os.getppid())  # a live process (this one's parent) trains it
-    monkeypatch.setattr(rp, "_subprocess", lambda *a, **k: pytest.fail("a run held elsewhere was started"))
+    launch.write_lock(layout.run_dir(spec), os.getppid())  # a live process (this one's parent) trains it
+    monkeypatch.setattr(rp, "run_logged", lambda *a, **k: pytest.fail("a run held elsewhere was started"))
     lines = []
     assert rp.execute(spec, manifest, layout, 1, None, echo=lines.append) == "running"
     assert lines == [f"[skip] {spec.id}: process {os.getppid()} is training it"]
-    assert rp.running_pid(layout.run_dir(spec)) == os.getppid()  # its lock is left alone
+    assert launch.running_pid(layout.run_dir(spec)) == os.getppid()  # its lock is left alone
 
 
 def test_interrupted_run_resumes(tmp_path):
@@ -145,10 +147,10 @@ def test_interrupted_run_resumes(tmp_path):
 @pytest.mark.parametrize("cores", [1, 2, 3, 8, 16])
 @pytest.mark.parametrize("jobs", [1, 2, 3, 5, 16, 40])
 def test_threads_never_exceed_cores(jobs, cores):
-    n, threads = rp.plan_jobs(jobs, cores, "cpu")
+    n, threads = launch.plan_jobs(jobs, cores, "cpu")
     assert n * threads <= cores and n >= 1 and threads >= 1
     assert n == min(jobs, cores) and threads == cores // n
-    n, threads = rp.plan_jobs(jobs, cores, "cuda")
+    n, threads = launch.plan_jobs(jobs, cores, "cuda")
     assert n == jobs and threads >= 1  # several runs share one GPU
 
 
@@ -250,7 +252,7 @@ def test_compare_bench_rows_and_paper_claims():
     assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
 
 
-@pytest.mark.parametrize("manifest", ["cpu", "compare"])
+@pytest.mark.parametrize("manifest", ["cpu", "compare", "full"])
 def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(manifest):
     """Each claim shown in a chapter and the README pairs two runs its manifest trains, in one group, with
     two numbers the paper reported (the presets' ``paper`` entries)."""
@@ -270,6 +272,20 @@ def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(m
         assert claim.question, f"{claim.text}: say which comparison the runs make"
         model, control, source = paper_numbers(claim)
         assert isinstance(model, float) and isinstance(control, float) and source
+
+
+def test_full_manifest_has_three_seeds_where_a_claim_compares_two_runs():
+    """One seed decides nothing: every run a full-size claim compares has seeds 0-2, every other run one, and
+    each run knows its training tokens (for the GPU hours)."""
+    from mlm.manifests.full import CLAIMS
+
+    compared = {(c.group, run) for c in CLAIMS for run in (c.model, c.control)}
+    seeds = {}
+    for spec in rp.load_manifest("full"):
+        seeds.setdefault((spec.group, spec.base), []).append(spec.seed)
+        assert spec.tokens and spec.tokens > 1e7, spec.id
+    assert compared <= set(seeds)
+    assert all(found == ([0, 1, 2] if key in compared else [None]) for key, found in seeds.items())
 
 
 def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
@@ -326,6 +342,23 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     with pytest.raises(ValueError, match="does not run in 'compare-ptb'"):
         stored_claims([PaperClaim("x", "compare-ptb", "nosuch", "lstm", "press2017-small-tied",
                                   "zaremba2014-small")], "compare", tmp_path)
+
+
+def test_bench_counts_scored_tokens_as_training_and_the_manifests_do(monkeypatch):
+    """Sentences padded to 40 positions: the bench's tokens are the scored targets (words and <eos>), the unit
+    of result.json's tokens per second and of a manifest's ``tokens``, never the padded positions."""
+    import itertools
+
+    from mlm import bench
+
+    clock = itertools.count()
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))  # every timed pass takes "1 second"
+    overrides = [*TINY, "data.protocol=sentence", "data.pad_to=40"]
+    row = bench.bench_preset("synthetic-tiny", overrides=overrides, batches=4, warmup=1)
+    cfg = get_preset("synthetic-tiny", overrides=overrides)
+    timed = list(build_batches(cfg, load_data(cfg), "train"))[1:5]
+    assert row["train_tokens_per_second"] == row["eval_tokens_per_second"] == sum(b.num_tokens for b in timed)
+    assert row["train_tokens_per_second"] < sum(b.inputs.numel() for b in timed) and row["precision"] == "fp32"
 
 
 def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, capsys):
@@ -452,3 +485,114 @@ def test_kong_dropout_is_the_grids_choice_on_validation():
         assert cpu.KONG_DROPOUT is None
     else:
         assert cpu.KONG_DROPOUT == min(valid, key=valid.get)
+
+
+# -- launching through submitit ----------------------------------------------------------------------
+def test_local_launcher_runs_a_manifest_end_to_end_through_submitit(tmp_path, capsys):
+    """``reproduce --launcher local``: each missing run becomes a submitit job on this machine, which trains it
+    with the same command and stores its results; the run folder records the job."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "one", "preset": "synthetic-tiny",
+                                          "set": ["data.max_train_tokens=600", "data.max_eval_tokens=300",
+                                                  *TINY[1:3], "train.epochs=1"]}]}))
+    argv = ["reproduce", str(path), "--launcher", "local", "--root", str(tmp_path), "--gpus-per-job", "0",
+            "--cores", "1"]
+    args = build_parser().parse_args(argv)
+    assert args.func(args) == 0
+    assert "1 of 1 runs submitted (local job" in capsys.readouterr().out
+    spec, layout = rp.load_manifest(path)[0], rp.Layout(tmp_path)
+    assert rp.run_state(spec, layout) == "done"
+    assert (layout.result_dir(spec) / "command.txt").read_text().startswith("OMP_NUM_THREADS=")
+    record = json.loads((layout.run_dir(spec) / launch.JOB).read_text())
+    assert record["cluster"] == "local" and list((tmp_path / "runs" / "submitit").glob(f"{record['job']}_*"))
+    assert not (layout.run_dir(spec) / launch.LOCK).exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="finds the task's process in /proc (Linux)")
+def test_a_preempted_cluster_task_is_requeued_and_resumes_its_run(tmp_path):
+    """Slurm's warning signal (USR2) before a preemption or the time limit: submitit requeues the task, whose
+    training process stops; the task starts again and the run resumes after its last finished epoch."""
+    import signal
+    import time
+
+    path = tmp_path / "pre.json"
+    path.write_text(json.dumps({"runs": [{"group": "g", "name": "pre", "preset": "synthetic-tiny",
+                                          "set": ["data.max_train_tokens=1500", "data.max_eval_tokens=300",
+                                                  *TINY[1:3], "train.epochs=3"]}]}))
+    [spec], layout = rp.load_manifest(path), rp.Layout(tmp_path)
+    run_dir = layout.run_dir(spec)
+    [job] = launch.submit(rp.execute, [(spec, str(path), layout, 1, None)], [run_dir], "local",
+                          launch.SlurmOptions(gpus_per_job=0), tmp_path / "submitit")
+    while not (run_dir / "checkpoint.pt").is_file():  # epoch 1 is saved
+        time.sleep(0.05)
+    trainer = json.loads((run_dir / launch.LOCK).read_text())["pid"]
+    task = int(Path(f"/proc/{trainer}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the trainer's parent
+    os.kill(task, signal.SIGUSR2)
+    assert job.result() == "done"
+    assert "this job is preempted" in job.stderr()
+    assert (run_dir / "reproduce.log").read_text().count("$ OMP_NUM_THREADS=1 python -m mlm train") == 2
+    metrics = (layout.result_dir(spec) / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["epoch"] for line in metrics] == [1, 2, 3]  # no epoch trained twice
+
+
+def test_slurm_dry_run_prints_the_sbatch_file_and_the_commands(tmp_path):
+    """No Slurm here: the dry run shows what would be submitted, one array task per missing run, each with the
+    overrides of ``reproduce --set``."""
+    manifest, specs = tiny_manifest(tmp_path)
+    lines = []
+    options = launch.SlurmOptions(partition="gpu", account="lab", time=120, gpus_per_job=1, cpus_per_job=4,
+                                  parallelism=2)
+    rp.reproduce(specs, manifest, rp.Layout(tmp_path), launcher="slurm", slurm=options, dry_run=True,
+                 echo=lines.append, overrides=["train.precision=bf16"])
+    sbatch, *commands = lines
+    for flag in ("--partition=gpu", "--account=lab", "--time=120", "--gpus-per-node=1", "--cpus-per-task=4",
+                 "--array=0-2%2", "--job-name=mlm-reproduce", "--signal=USR2@90"):
+        assert f"#SBATCH {flag}\n" in sbatch, flag
+    assert "submitit.core._submit" in sbatch and str(tmp_path / "runs" / "submitit") in sbatch
+    assert len(commands) == 3 and all(c.startswith("OMP_NUM_THREADS=4 python -m mlm train") for c in commands)
+    assert "--set train.precision=bf16 --set train.threads=4" in commands[0] and not (tmp_path / "runs").exists()
+    if launch.shutil.which("srun") is None:  # this machine is no Slurm cluster: a clear error, nothing submitted
+        with pytest.raises(rp.ConfigError, match="Slurm cluster"):
+            rp.reproduce(specs, manifest, rp.Layout(tmp_path), launcher="slurm", echo=lines.append)
+        assert not list(tmp_path.glob("runs/*/*/job.json"))
+
+
+def test_cluster_jobs_are_listed_as_submitted_or_running_while_their_job_lives(tmp_path):
+    """A queued job: submitted; a running one: running; a lock left by a job that has ended holds nothing; a
+    requeued task ignores the lock of its own earlier attempt; a local job lives as long as its process."""
+    _, specs = tiny_manifest(tmp_path)
+    layout = rp.Layout(tmp_path)
+    plain, seed0, seed1 = specs
+    dirs = [layout.run_dir(s) for s in specs]
+    assert rp.run_state(plain, layout, {dirs[0]: "PENDING"}) == "submitted"
+    assert rp.run_state(plain, layout, {dirs[0]: "RUNNING"}) == "running"
+    lock = {"pid": 1, "host": "another-node", "started": 0, "job": "77_1"}
+    dirs[1].mkdir(parents=True)
+    (dirs[1] / launch.LOCK).write_text(json.dumps(lock))
+    assert rp.run_state(seed0, layout, {dirs[1]: "RUNNING"}) == "running"
+    assert rp.run_state(seed0, layout, {dirs[1]: "CANCELLED"}) == "missing"
+    assert launch.running_pid(dirs[1]) == 1 and launch.running_pid(dirs[1], own_job="77_1") is None
+    for run_dir, pid in ((dirs[0], os.getpid()), (dirs[2], 2**22 + 12345)):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / launch.JOB).write_text(json.dumps({"cluster": "local", "job": str(pid), "folder": "f",
+                                                      "host": launch.socket.gethostname()}))
+    assert launch.cluster_states(dirs) == {dirs[0]: "RUNNING", dirs[2]: "FINISHED"}
+    assert rp.run_states(specs, layout) == {plain.id: "running", seed0.id: "running", seed1.id: "missing"}
+
+
+def test_a_cluster_task_requeues_itself_with_the_same_call():
+    """On preemption or near the time limit submitit calls ``checkpoint``: the same run, submitted again."""
+    task = launch.ClusterTask(rp.execute)
+    again = task.checkpoint("spec", "manifest")
+    assert again.function is task and again.args == ("spec", "manifest")
+
+
+def test_list_shows_gpu_hours_from_measured_speeds(tmp_path):
+    _, specs = tiny_manifest(tmp_path)
+    specs = [dataclasses.replace(s, tokens=7.2e6) for s in specs]
+    speeds = tmp_path / "speeds.json"
+    speeds.write_text(json.dumps([{"preset": "g/plain", "train_tokens_per_second": 1000.0},
+                                  {"preset": "g/wide", "train_tokens_per_second": 2000.0}]))
+    listing = rp.format_list(specs, rp.Layout(tmp_path), rp.read_speeds(speeds)).splitlines()
+    assert "  2.0 h  synthetic-tiny" in listing[0] and "  1.0 h  synthetic-tiny" in listing[1]
+    assert listing[-1].endswith("0.02G training tokens; 4.0 GPU hours of training at the measured speeds")

@@ -116,6 +116,38 @@ def one_epoch_run(tmp_path):
     return cfg, tmp_path / "run"
 
 
+@pytest.mark.filterwarnings("ignore:.*to a meta parameter")
+def test_resume_on_another_device_hands_cpu_rng_states_to_the_setters(one_epoch_run, monkeypatch):
+    """Resuming on a device other than the CPU (here "meta": tensors without data, where no epoch can run)
+    restores the weights on that device and the random states as CPU byte tensors, as torch's setters need
+    (a checkpoint loaded onto a GPU used to crash every resume there)."""
+    cfg, run_dir = one_epoch_run
+    handed = []
+    real = torch.set_rng_state
+    monkeypatch.setattr(torch, "set_rng_state", lambda state: (handed.append(state), real(state)))
+    run = train(tiny("train.epochs=3", "train.device=meta"), run_dir, progress=False, max_epochs=0)
+    assert [h["epoch"] for h in run.history] == [1] and not run.result["finished"]
+    assert {p.device.type for p in run.model.parameters()} == {"meta"}
+    [state] = handed
+    assert state.device.type == "cpu" and state.dtype == torch.uint8
+
+
+def test_wall_time_counts_every_session(one_epoch_run):
+    """result.json's wall_seconds adds the sessions of a resumed run; a checkpoint from before the wall
+    time was kept resumes too, counting its training seconds."""
+    cfg, run_dir = one_epoch_run
+    first = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    assert first["wall_seconds"] >= first["train_seconds"] > 0
+    result = train(cfg, run_dir, progress=False).result
+    assert result["wall_seconds"] > first["wall_seconds"] and result["wall_seconds"] >= result["train_seconds"]
+    old = dict(first)
+    del old["wall_seconds"]
+    torch.save(old, run_dir / "checkpoint.pt")
+    (run_dir / "result.json").unlink()
+    result = train(cfg, run_dir, progress=False).result
+    assert result["wall_seconds"] > first["train_seconds"]
+
+
 def test_resume_with_changed_config_is_refused(one_epoch_run):
     """A different configuration raises CheckpointError naming the key; nothing is modified."""
     cfg, run_dir = one_epoch_run
@@ -140,7 +172,7 @@ def test_restart_ignores_the_old_checkpoint(one_epoch_run):
     result = train(tiny("train.lr=0.02"), run_dir, progress=False, resume=False, max_epochs=1)
     assert len(result.history) == 1
     assert _load_checkpoint(run_dir / "checkpoint.pt", tiny("train.lr=0.02"),
-                            result.corpus.vocab.fingerprint(), torch.device("cpu"))["epoch"] == 1
+                            result.corpus.vocab.fingerprint())["epoch"] == 1
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
 
 
@@ -187,7 +219,7 @@ def test_divergence_stops_and_keeps_last_good_checkpoint(one_epoch_run, monkeypa
     assert len(calls) > 3
     assert (run_dir / "checkpoint.pt").read_bytes() == before
     vocab = synthetic_corpus(seed=cfg.train.seed).vocab
-    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), torch.device("cpu"))
+    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint())
     assert ckpt["epoch"] == 1
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
@@ -206,6 +238,70 @@ def test_sequence_sum_loss_trains():
     result = train(tiny("train.loss_reduction=sequence_sum", "train.optimizer=sgd", "train.lr=0.5",
                         "train.epochs=2"), progress=False)
     assert result.history[-1]["train_ppl"] < result.history[0]["train_ppl"]
+
+
+def test_bf16_autocast_trains_within_a_tolerance_of_fp32(monkeypatch):
+    """train.precision=bf16 runs the training forward passes under bfloat16 autocast (the logits come out in
+    bf16) with the softmax and loss in fp32, and learns as fp32 does, within 1%; validation is scored in fp32."""
+    fp32 = train(tiny(), progress=False)
+    dtypes = []
+    real = mlm.training.masked_nll
+    monkeypatch.setattr(mlm.training, "masked_nll",
+                        lambda logits, *a: (dtypes.append(logits.dtype), real(logits, *a))[1])
+    real_forward = mlm.training.training_forward
+
+    def forward(model, *args):
+        out, nll, penalty = real_forward(model, *args)
+        dtypes.append(out.logits.dtype)
+        return out, nll, penalty
+
+    monkeypatch.setattr(mlm.training, "training_forward", forward)
+    bf16 = train(tiny("train.precision=bf16"), progress=False)
+    assert dtypes[:2] == [torch.float32, torch.bfloat16]  # the loss's logits, then the model's
+    assert bf16.history[-1]["train_ppl"] < bf16.history[0]["train_ppl"]
+    for a, b in zip(fp32.history, bf16.history):
+        assert b["valid_ppl"] == pytest.approx(a["valid_ppl"], rel=0.01) and b["valid_ppl"] != a["valid_ppl"]
+    with pytest.raises(mlm.configs.ConfigError, match="train.precision"):
+        tiny("train.precision=fp16")
+
+
+# Validation perplexity after epochs 1 and 2, and test perplexity, of two-epoch runs on 1,500 synthetic tokens
+# (16 units, fp32, one thread), as the code computed them before its GPU paths were added (commit 7551f0d):
+# stored runs resume from their checkpoints, so on a CPU the engine must go on computing exactly this. Any
+# change to the draws of dropout, noise or smoothing moves these numbers by far more than the tolerance.
+CPU_RUNS = {
+    "plain": ([], (34.669346927431796, 34.11665595205334, 34.73411322531493)),
+    "dropout-recurrent": (["model.regularizer=dropout", "model.embed_dropout=0.3", "model.recurrent_dropout=0.2",
+                           "model.dropout=0.2", "model.num_layers=2"],
+                          (35.564950850456725, 34.22234618941299, 35.08793707801634)),
+    "noise-kn": (["model.regularizer=noise", "model.embed_dropout=0.3", "model.tie_weights=true"],
+                 (34.912362602729864, 34.725104641468725, 35.1553382990792)),
+    "smooth-kn": (["model.regularizer=smooth", "model.embed_dropout=0.3", "model.tie_weights=true",
+                   "train.weight_decay=0.001"], (34.9730431828579, 34.80894325575642, 35.5399373234662)),
+    "smooth-uncoupled": (["model.regularizer=smooth", "model.embed_dropout=0.3", "model.tie_weights=true",
+                          "model.smoothing_coupled=false"],
+                         (34.663585470893956, 34.608219950448486, 35.27464547679042)),
+    "smooth-elementwise": (["model.regularizer=smooth", "model.smoothing_elementwise=true", "model.tie_weights=true",
+                            "model.embed_dropout=0.3"], (34.4105623266505, 34.53547269876955, 35.92598732076405)),
+    "sentence-attentive": (["data.protocol=sentence", "model.head=attentive", "model.dropout=0.3"],
+                           (34.780287977966516, 32.42613053653441, 32.66767993954737)),
+    "document-window": (["data.protocol=document", "model.head=window", "model.window_kind=key-value-predict",
+                         "model.embed_size=24", "model.hidden_size=24"],
+                        (34.498666709361096, 34.27490494527635, 35.7198199413624)),
+    "sentence-rm": (["data.protocol=sentence", "model.head=rm", "model.memory_size=4", "model.dropout=0.2"],
+                    (34.29252585703815, 30.71764736680773, 31.152764344960787)),
+}
+
+
+@pytest.mark.parametrize("case", list(CPU_RUNS))
+def test_cpu_training_computes_what_it_always_did(case):
+    overrides, expected = CPU_RUNS[case]
+    cfg = get_preset("synthetic-tiny", overrides=["data.max_train_tokens=1500", "data.max_eval_tokens=400",
+                                                  "model.embed_size=16", "model.hidden_size=16", "train.epochs=2",
+                                                  "train.device=cpu", *overrides])
+    run = train(cfg, progress=False)
+    got = (*(h["valid_ppl"] for h in run.history), run.result["test_ppl"])
+    assert got == pytest.approx(expected, rel=1e-6)
 
 
 # -- the loss ---------------------------------------------------------------------------------

@@ -33,14 +33,15 @@ class Batch:
     targets: torch.Tensor  # (batch, time) next-token ids; padding where mask is False
     mask: torch.Tensor  # (batch, time) True where the target is scored
     reset: torch.Tensor | None = None  # (batch,) True: start this row from a zero state
+    num_tokens: int | None = None  # scored targets; counted once, on the host, so reading it never waits for a GPU
 
-    @property
-    def num_tokens(self) -> int:
-        return int(self.mask.sum())
+    def __post_init__(self):
+        if self.num_tokens is None:
+            self.num_tokens = int(self.mask.sum())
 
     def to(self, device) -> "Batch":
-        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
-        return Batch(move(self.inputs), move(self.targets), move(self.mask), move(self.reset))
+        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+        return Batch(move(self.inputs), move(self.targets), move(self.mask), move(self.reset), self.num_tokens)
 
 
 class Batches:
@@ -73,6 +74,12 @@ class Batches:
     def num_tokens(self) -> int:
         """Number of scored targets in one pass."""
         return sum(b.num_tokens for b in self.batches)
+
+    def to(self, device) -> "Batches":
+        """Move every batch to ``device`` once, in place (a split of PTB or WikiText-2 is tens of MB), so that
+        no training step waits for a copy from host memory; returns ``self``."""
+        self.batches = [b.to(device) for b in self.batches]
+        return self
 
     # The shuffling generator is part of the training state (exact resume).
     def state_dict(self) -> dict:

@@ -117,6 +117,10 @@ class LanguageModel(nn.Module):
         lstm = self.lstm
         weights = [F.dropout(getattr(lstm, name), self.recurrent_dropout) if name.startswith("weight_hh")
                    else getattr(lstm, name) for name in lstm._flat_weights_names]
+        # cuDNN wants every weight in one buffer, in the module's order (nn.LSTM keeps its own that way); given
+        # separate tensors it would copy them into one on every call, with a warning. So: one buffer, and views.
+        flat = torch.cat([w.reshape(-1) for w in weights])
+        weights = [part.view_as(w) for part, w in zip(flat.split([w.numel() for w in weights]), weights)]
         # The same fused kernel nn.LSTM.forward calls, on the dropped weights; the module itself is untouched.
         output, h, c = torch._VF.lstm(x, state, weights, lstm.bias, lstm.num_layers, lstm.dropout, self.training,
                                       lstm.bidirectional, lstm.batch_first)

@@ -15,7 +15,8 @@ sentence protocol it is one sentence, in the document protocol one window. Every
 word type inside a row sees the same sample; other rows and later batches draw afresh.
 
 Only the (row, word type) pairs that occur are sampled, never a whole (vocab, embed) matrix per
-row: :func:`row_types` finds them with one ``torch.unique`` and returns the map back to positions.
+row: :func:`row_types` finds them with one ``torch.unique`` and returns the map back to positions
+(on a GPU with a sort instead, so that no step waits for the number of pairs).
 """
 
 from __future__ import annotations
@@ -24,17 +25,38 @@ import torch
 from torch import nn
 
 
-def row_types(tokens: torch.Tensor, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def row_types(tokens: torch.Tensor, vocab_size: int,
+              fixed_size: bool | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The distinct (row, word) pairs of ``tokens`` (batch, time).
 
     Returns ``words`` (pairs,), ``rows`` (pairs,) and ``inverse`` (batch, time), the pair index
     of every position, so ``values[inverse]`` spreads one value per pair back over the positions.
     Pairs are sorted by row, then word.
+
+    ``torch.unique`` must hand the number of pairs back to the host, which on a GPU waits for every
+    queued kernel. ``fixed_size`` (the default on every device but the CPU) avoids it: ``pairs`` is then
+    batch x time, the distinct pairs first and unused slots after them (row 0, word 0, no position
+    maps to them), so each pair draws its sample as before and the unused draws are never read.
     """
     batch = tokens.size(0)
     keys = torch.arange(batch, device=tokens.device)[:, None] * vocab_size + tokens  # (batch, time)
-    unique, inverse = torch.unique(keys, return_inverse=True)  # (pairs,), (batch, time)
+    if fixed_size is None:
+        fixed_size = tokens.device.type != "cpu"
+    unique, inverse = unique_fixed_size(keys) if fixed_size else torch.unique(keys, return_inverse=True)
     return unique % vocab_size, unique // vocab_size, inverse
+
+
+def unique_fixed_size(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.unique(keys, return_inverse=True)`` with ``keys.numel()`` entries, unused ones 0, found with a
+    sort: every size is known before the data, so nothing waits for the device."""
+    flat = keys.reshape(-1)  # (n,)
+    ordered, order = flat.sort()  # (n,) each
+    new = torch.ones_like(ordered, dtype=torch.bool)
+    new[1:] = ordered[1:] != ordered[:-1]  # a new distinct key starts here
+    index = new.cumsum(0) - 1  # (n,) the distinct key's index of each sorted position
+    unique = torch.zeros_like(flat).scatter_(0, index, ordered)  # positions of one key write the same value
+    inverse = torch.empty_like(flat).scatter_(0, order, index)  # back to the original positions
+    return unique, inverse.view_as(keys)
 
 
 def pair_dropout_mask(pairs: int, dim: int, p: float, like: torch.Tensor) -> torch.Tensor:

@@ -191,7 +191,7 @@ class VariationalSmoothing(EmbeddingRegularizer):
         own = decoder.weight[targets]  # (batch, time, hidden): o_{x_t}
         delta = self.compose(decoder.weight, targets, replace, drawn) - own  # (batch, time, hidden)
         correction = (x * delta).sum(-1, keepdim=True)  # (batch, time, 1): x . (o~ - o_{x_t})
-        return logits.scatter_add(-1, targets[..., None], correction)
+        return logits.scatter_add(-1, targets[..., None], correction.to(logits.dtype))  # bf16 logits under autocast
 
     def sampled_logits(self, decoder: nn.Linear, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Logits with the target words' output rows drawn from q(o), once per (row, word) (Eq. 5; uncoupled).
@@ -202,17 +202,19 @@ class VariationalSmoothing(EmbeddingRegularizer):
         batch, time, _ = x.shape
         logits = decoder(x)  # (batch, time, vocab)
         weight = decoder.weight
-        words, rows, _ = row_types(targets, self.vocab_size)  # (pairs,), sorted by row
-        delta = self.sample_vectors(weight, words) - weight[words]  # (pairs, hidden)
-        per_row = torch.bincount(rows, minlength=batch)  # (batch,)
-        first = torch.cumsum(per_row, 0) - per_row  # (batch,) index of each row's first pair
-        slot = torch.arange(words.numel(), device=x.device) - first[rows]  # (pairs,) 0..time-1 within the row
-        deltas = x.new_zeros(batch, time, x.size(-1))  # (batch, slots, hidden); unused slots stay 0
-        deltas[rows, slot] = delta
-        columns = torch.zeros(batch, time, dtype=torch.long, device=x.device)  # (batch, slots)
-        columns[rows, slot] = words
+        words, rows, inverse = row_types(targets, self.vocab_size)  # (pairs,) sorted by row, (batch, time)
+        pair = torch.arange(words.numel(), device=x.device)  # (pairs,)
+        used = pair <= inverse.max()  # (pairs,) False for the unused slots of row_types on a GPU
+        delta = (self.sample_vectors(weight, words) - weight[words]) * used[:, None]  # (pairs, hidden)
+        # A row's pairs are consecutive: a pair's slot in its row is its index minus that of the row's first
+        # pair (unused pairs add zeros to row 0's last slot). No bincount, so nothing waits for the device.
+        slot = (pair - inverse.amin(1)[rows]).clamp(max=time - 1)  # (pairs,) 0..time-1
+        # (batch, slots, hidden) and (batch, slots); slots a row does not use stay 0
+        deltas = delta.new_zeros(batch, time, x.size(-1)).index_put((rows, slot), delta, accumulate=True)
+        columns = torch.zeros(batch, time, dtype=torch.long, device=x.device).index_put((rows, slot), words * used,
+                                                                                         accumulate=True)
         correction = x @ deltas.transpose(1, 2)  # (batch, time, slots)
-        return logits.scatter_add(-1, columns[:, None, :].expand(batch, time, time), correction)
+        return logits.scatter_add(-1, columns[:, None, :].expand(batch, time, time), correction.to(logits.dtype))
 
     def penalty(self, model) -> torch.Tensor | None:
         """lambda / 2 * sum_v (2 c_v - 1) ||w_v||^2 over the smoothed matrices (the KL term beyond weight decay)."""
