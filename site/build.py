@@ -32,6 +32,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = ("*An interactive explorer: open this chapter in JupyterLab (`make lab`) to use it; "
                "the figures above and below show its results.*")
 MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
+MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 
 
 class SiteError(RuntimeError):
@@ -137,7 +138,12 @@ def stage(src: Path, repo: Path = REPO) -> None:
                 cell["source"] = text.splitlines(keepends=True)
         (src / "chapters" / nb.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False))
 
-    home = rewrite_links((repo / "README.md").read_text(), "README.md", pages)
+    readme = (repo / "README.md").read_text()
+    for image in MARKDOWN_IMAGE.findall(readme):  # the home page's figures, at the same relative paths
+        if not re.match(r"[a-z][a-z0-9+.-]*:", image):
+            (src / image).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo / image, src / image)
+    home = rewrite_links(readme, "README.md", pages)
     home += toctree([f"chapters/{nb.stem}" for nb in notebooks], caption="Chapters")
     home += toctree(["exercises/index"])  # the page's own title, Exercises, heads it in the navigation
     (src / "index.md").write_text(home)
