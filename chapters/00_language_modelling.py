@@ -89,8 +89,8 @@ print(f"uniform model over {vocab_size} words: perplexity {math.exp(nll.item()):
 # %% [markdown]
 # ## 2. The corpora
 #
-# The papers in this book train on two standard corpora, both already tokenized, lower-level
-# preprocessing done, with rare words replaced by `<unk>`:
+# The papers in this book train on two standard corpora, both already tokenized and with rare words replaced
+# by `<unk>`:
 #
 # * **Penn Treebank (PTB)**, in the version prepared by Mikolov et al. (2010): Wall Street Journal text,
 #   lower-cased, numbers replaced by `N`, a 10,000-word vocabulary. One sentence per line.
@@ -123,19 +123,18 @@ def corpus_table(corpora):
 corpus_table([ptb, wt2])
 
 # %% [markdown]
-# *tokens* is words plus one `<eos>` per line: the number of predictions a model makes on that split,
-# and the denominator $N$ of perplexity. These are the standard counts (PTB: 929k / 73k / 82k;
-# WikiText-2: 2,088,628 / 217,646 / 245,569). WikiText-2 is about twice as large as PTB, has a
-# vocabulary more than three times larger, and comes in 600 / 60 / 60 articles, which the
-# document protocol of Daniluk et al. (chapter 3) relies on. (`docs` counts PTB as a single document:
-# Mikolov's version has no article boundaries.)
+# *tokens* is words plus one `<eos>` per line: the number of predictions a model makes on that split, and the
+# denominator $N$ of perplexity. These are the standard counts (PTB: 929k / 73k / 82k; WikiText-2: 2,088,628 /
+# 217,646 / 245,569). WikiText-2 is about twice as large as PTB, has a vocabulary more than three times
+# larger, and comes in 600 / 60 / 60 articles, which the document protocol of Daniluk et al. (chapter 03)
+# relies on. (`docs` counts PTB as a single document: Mikolov's version has no article boundaries.)
 #
 # ### Zipf's law
 #
 # Word frequencies in natural text fall off roughly as a power of their rank: the most frequent word
 # is about twice as frequent as the second, three times as frequent as the third, and so on. On a
 # log-log plot that is a straight line. This is why a softmax layer spends most of its parameters on
-# words it rarely sees, and why smoothing (chapter 5) matters.
+# words it rarely sees, and why smoothing (chapter 05) matters.
 
 # %%
 from mlm.plots import zipf
@@ -149,11 +148,12 @@ axes[0].set_title("Zipf plot of the training sets")
 
 ptb_lengths = [len(line) for line in ptb.lines["train"]]
 wt2_lengths = [len(line) for line in wt2.lines["train"] if line and line[0] != "="]  # paragraphs, no headings
-axes[1].hist(ptb_lengths, bins=range(0, 300, 5), alpha=0.7, density=True, label="PTB sentences")
-axes[1].hist(wt2_lengths, bins=range(0, 300, 5), alpha=0.5, density=True, label="WikiText-2 paragraphs")
+for lengths, alpha, label in ((ptb_lengths, 0.7, "PTB sentences"), (wt2_lengths, 0.5, "WikiText-2 paragraphs")):
+    axes[1].hist(lengths, bins=range(0, 300, 5), alpha=alpha, weights=np.full(len(lengths), 1 / len(lengths)),
+                 label=label)
 axes[1].axvline(35, color="k", linestyle="--", label="35 (Salton et al.'s cut)")
 axes[1].set_xlabel("words per line")
-axes[1].set_ylabel("density (share of lines per word of length)")
+axes[1].set_ylabel("share of lines (5-word bins)")
 axes[1].legend()
 axes[1].set_title("Line lengths in the training sets")
 plt.tight_layout()
@@ -168,10 +168,10 @@ for name, lengths in (("PTB sentences", ptb_lengths), ("WikiText-2 paragraphs", 
           f"longer than 300 (off the chart): {100 * (lengths > 300).mean():4.1f}%")
 
 # %% [markdown]
-# PTB lines are sentences of about 21 words, and fewer than one in ten is longer than 35 words, the length at which
-# Salton et al. (chapter 2) cut sentences. WikiText-2 lines are whole paragraphs (or headings, which the plot
-# leaves out), well over a hundred words on average and sometimes several hundred: a "sentence" protocol on
-# WikiText-2 first has to decide what a sentence is.
+# PTB lines are sentences of about 21 words, and fewer than one in ten is longer than 35 words, the length at
+# which Salton et al. (chapter 02) cut sentences. WikiText-2 lines are whole paragraphs (or headings, which
+# the plot leaves out), well over a hundred words on average and sometimes several hundred: a "sentence"
+# protocol on WikiText-2 first has to decide what a sentence is.
 #
 # ### Count-based baselines
 #
@@ -214,18 +214,19 @@ for corpus in (ptb, wt2):
           f"interpolated bigram (lambda = {r['lambda']:.2f}) {r['bigram']:6.1f}  over {r['tokens']:,} tokens")
 
 # %% [markdown]
-# Looking a single word back cuts perplexity by a factor of about three. Zaremba et al.'s small LSTM,
-# trained on all of PTB (chapter 1), roughly halves the bigram's perplexity again; the memory-augmented
-# models of later chapters are attempts to push further by looking further back.
+# Looking a single word back cuts perplexity by a factor of about three. Zaremba et al.'s small LSTM, trained
+# on all of PTB (chapter 01), roughly halves the bigram's perplexity again; the memory-augmented models of
+# later chapters are attempts to push further by looking further back.
 
 # %%
 import json
 from pathlib import Path
 
 small = json.loads(Path("../results/cpu-press2017-small/untied/seed0/result.json").read_text())
-print(f"the small LSTM of chapter 1 on all of PTB: test perplexity {small['test_ppl']:.1f}, "
+print(f"the small LSTM of chapter 01 on all of PTB: test perplexity {small['test_ppl']:.1f}, "
       f"{small['test_ppl'] / ngram_results['ptb']['bigram']:.2f} of the bigram's")
-#
+
+# %% [markdown]
 # ## 3. Three training protocols
 #
 # A recurrent network is trained on windows of text, and the papers in this book cut the corpus into
@@ -342,10 +343,11 @@ print("gradient wrt W_hh (layer 0) agrees:", torch.allclose(*grads, atol=1e-10))
 #
 # ### Speed: why the book never loops over time in a model
 #
-# The fused call is not only shorter, it is much faster, because the input-to-hidden products of all
-# time steps are one large matrix product and the loop over time happens in compiled code. Every memory
-# head in this book is written to keep that property: the LSTM runs once over the whole window, then the
-# head works on all time steps at once with masks.
+# The fused call is not only shorter, it is faster, because the input-to-hidden products of all time steps are
+# one large matrix product and the loop over time happens in compiled code. Every memory head in this book
+# (the module that later chapters place between the LSTM and the softmax layer) is written to keep that
+# property: the LSTM runs once over the whole window, then the head works on all time steps at once with
+# masks.
 
 # %%
 import time
@@ -367,10 +369,10 @@ print(f"speed-up of the fused kernel: {timings['ManualLSTM (loop)'] / timings['n
 # %% [markdown]
 # ## 5. A task with a known answer: key-value recall
 #
-# Real text mixes short- and long-range dependencies, which makes it hard to say *how far back* a model
-# looks. The **key-value recall** task of `mlm.data.tasks` isolates one dependency of a chosen length. Each
-# line says a key with a value (`k7 v3`), then filler words and *distractor* pairs, then the key again, and
-# the model must predict its value. That last value is the **critical token**; the first one is the
+# Real text mixes short- and long-range dependencies, which makes it hard to say *how far back* a model looks.
+# The **key-value recall** task of `mlm.data.tasks` isolates one dependency of a chosen length. Each line
+# holds a key with its value (`k7 v3`) among filler words and *distractor* pairs, and later the same key
+# again; the model must predict its value. That last value is the **critical token**; the first one is the
 # **source**, exactly $d$ steps back. Values are drawn at random, so nothing but the source says what the
 # critical token is:
 #
@@ -398,7 +400,8 @@ critical = task.critical["train"]
 d = np.array([c.distance for c in critical])
 position = np.array([c.position for c in critical])
 fig, ax = plt.subplots(figsize=(6, 4))
-ax.hist2d(d, position, bins=[np.arange(2, 62, 2), np.arange(0, 124, 4)], cmap="Greys")
+*_, image = ax.hist2d(d, position, bins=[np.arange(1.5, 62, 2), np.arange(-0.5, 124, 4)], cmap="Greys")
+fig.colorbar(image, ax=ax, label="training lines")
 ax.set_xlabel("distance d to the source")
 ax.set_ylabel("position of the critical token in its line")
 ax.set_title("Every distance is asked early and late in a line")
@@ -407,37 +410,45 @@ print(f"correlation of d with the prefix length: {np.corrcoef(d, position - d - 
       f"with the critical token's position: {np.corrcoef(d, position)[0, 1]:+.2f}")
 
 # %% [markdown]
-# The position is the prefix plus $d$, so it still grows with $d$ on average (the lower edge of the
-# band), but every $d$ is asked over a range of sixty positions. `mlm.long_range` scores a model on the
-# critical tokens alone, by $d$, by position, and by both at once; chapters 2 to 4 and 6 read those scores
-# from stored runs of every family (`python -m mlm reproduce recall`, three seeds each).
+# The position is the prefix plus $d$ plus one (the key), so it still grows with $d$ on average (the lower
+# edge of the band), but every $d$ is asked over a range of sixty positions. `mlm.long_range` scores a model
+# on the critical tokens alone, by $d$, by position, and by both at once; chapters 02 to 04 and 06 read those
+# scores from stored runs of every family (`python -m mlm reproduce recall`, three seeds each).
 
 # %% [markdown]
 # ## 6. How the book decides a claim
 #
-# Each paper claims that its model beats a control: *attention lowers the LSTM's perplexity by 15%*. The
-# book trains both sides with three seeds or more and compares the **relative change** of the mean test
-# perplexity,
+# Each paper claims that its model beats a control; Salton et al. (chapter 02), for example, report that
+# attention lowers the LSTM's perplexity by 15%. The book trains both sides with three seeds or more and
+# compares the **relative change** of the mean test perplexity,
 #
 # $$ r = \frac{\bar{p}_{\text{model}}}{\bar{p}_{\text{control}}} - 1, $$
 #
-# negative when the model is better. Seeds differ, so $r$ comes with a 95% interval: Welch's $t$ interval
-# for the difference of two means (it does not assume the two sides vary equally), divided by the
-# control's mean. With three seeds a side the interval is wide, about $\pm 0.8\%$ when seeds differ by
-# 0.4%. Against a count baseline, which has no seeds, the interval is that of the model's mean alone.
+# negative when the model is better. Seeds differ, so $r$ comes with a 95% interval: Welch's $t$ interval for
+# the difference of two means (it does not assume the two sides vary equally), divided by the control's mean.
+# With three seeds a side the interval is wide: in the example below, seeds with a standard deviation of about
+# half a point (0.4%) give an interval of about $\pm 0.9\%$. Against a count baseline, which has no seeds, the
+# interval is that of the model's mean alone.
 
 # %%
 from mlm.claims import relative_change, verdict
 from mlm.manifests import compare
-from mlm.table import load_settings
+from mlm.table import load_settings, stored_claims
 
 stored = load_settings([s for s in compare.RUNS if s.base in ("lstm", "window-L5")], "../results")
 lstm, window = (stored[name].values("test_ppl") for name in ("lstm", "window-L5"))
 change, low, high = relative_change(window, lstm)
 print("LSTM seeds:           ", " ".join(f"{p:.1f}" for p in lstm))
 print("window attention seeds:", " ".join(f"{p:.1f}" for p in window))
-print(f"relative change {change:+.1%}, 95% interval {low:+.1%} to {high:+.1%}; the paper reported -3.5%")
-print("verdict:", verdict(window, lstm, paper=-0.035))
+reported = next(row.seeds[2] for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results"))
+                if claim.model == "window-L5")  # the paper's own change: Daniluk et al.'s 82.2 against 85.2
+print(f"relative change {change:+.2%}, 95% interval {low:+.2%} to {high:+.2%}; the paper reported {reported:+.1%}")
+print("verdict:", verdict(window, lstm, paper=reported))
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+from mlm.claims import SMALLER
+
+assert verdict(window, lstm, paper=reported) == SMALLER and 0.010 < high < 0.0105 and low > reported
 
 # %% [markdown]
 # The interval is read against two points, zero and the paper's own change $p$, with a margin of
@@ -453,13 +464,17 @@ print("verdict:", verdict(window, lstm, paper=-0.035))
 # | holds both 0 and $p$ | **not settled** |
 #
 # Window attention above gains nothing measurable, and its interval excludes the paper's 3.5%: *smaller than
-# reported*, a stronger statement than "the seeds overlap". Fewer than three seeds a side give no verdict.
+# reported*, a stronger statement than "the seeds overlap". It is not *no difference*: the interval's upper
+# end, +1.02%, lies just past the margin. Fewer than three seeds a side give no verdict.
+#
 # Every claims table of the book prints the interval beside the verdict, and says which question its runs
-# answer: the paper's own comparison, or the book's (the same parameter count under one recipe).
+# answer: the paper's own comparison, or the book's (the same parameter count under one recipe). The figure
+# below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our change and
+# its interval, a diamond for the paper's change, the grey band for the $\pm 1\%$ margin, and the verdict on
+# the right.
 
 # %%
 from mlm.plots import interval_plot
-from mlm.table import stored_claims
 
 decided = [(compare.LABELS[claim.model], row)  # the claims whose runs are stored
            for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results")) if row.seeds]
@@ -486,7 +501,7 @@ plt.show()
 # **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity and the LSTM cell
 # yourself, then check your work with `python -m exercises.grader 00`.
 #
-# Next, chapter 1 trains the LSTM baselines the later papers compare against.
+# Next, chapter 01 trains the LSTM baselines the later papers compare against.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.book import record

@@ -25,9 +25,9 @@
 # * **weight tying** (Press & Wolf, 2017, *Using the Output Embedding to Improve Language Models*; also
 #   Inan et al., 2017): the softmax layer reuses the input embedding matrix.
 #
-# This chapter derives both, trains one of each on a slice of PTB, and reads the stored longer runs. The
-# model is `mlm.models.LanguageModel` with the identity memory head: the pipeline that every later chapter
-# extends by swapping in one module.
+# This chapter derives both, trains one of each on a slice of PTB, and reads the stored longer runs. The model
+# is `mlm.models.LanguageModel` with the identity as its memory head (the module between the LSTM and the
+# softmax layer): the pipeline that every later chapter extends by swapping in that one module.
 
 # %% tags=["parameters"]
 size = "reduced"  # "reduced" (minutes on a CPU) or "full" (the papers' settings; a GPU is advised)
@@ -139,11 +139,11 @@ assert torch.allclose(fast.logits, slow_logits) and torch.allclose(fast.state[0]
 print("the fused forward pass and the equations agree")
 
 # %% [markdown]
-# The figure unrolls the same network over three steps, with the tensor that each connection carries.
-# Dropout (the orange D) sits on every vertical arrow; the horizontal arrows, the state $(h, c)$ handed
-# from one step to the next, are never dropped. Information that travels far in time therefore crosses
-# at most $L + 1$ dropouts however long it is kept, where dropout on the recurrent arrows would corrupt it
-# a little at every step. The dotted link is weight tying, section 3.
+# The figure unrolls the same network over three steps, with the tensor that each connection carries. Dropout
+# (the orange D) sits on every vertical arrow above the embedding; the horizontal arrows, the state $(h, c)$
+# handed from one step to the next, are never dropped. Information that travels far in time therefore crosses
+# at most $L + 1$ dropouts however long it is kept, where dropout on the recurrent arrows would corrupt it a
+# little at every step. The dotted link is weight tying, section 3.
 
 # %%
 stacked_lstm_diagram(steps=3, tied=True)
@@ -268,10 +268,11 @@ plt.show()
 
 # %% [markdown]
 # Both networks end well below the bigram. Both also overfit, and within a third of the full-size run's
-# epochs: training perplexity falls to 125-150 while validation stalls at 320-340 after the third epoch,
-# and the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test perplexity is
-# read with the weights of the best validation epoch. The tied model ends lower than the untied one with 2M fewer parameters. That is one
-# seed on a slice of the data: a direction, not a verdict (section 5 has the stored runs).
+# epochs: training perplexity falls to 125-150 while validation reaches its lowest at the third epoch (338
+# untied, 318 tied) and the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test
+# perplexity is read with the weights of the best validation epoch. The tied model ends lower than the untied
+# one with 2M fewer parameters. That is one seed on a slice of the data: a direction, not a verdict (section 5
+# has the stored runs).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 for name, run in runs.items():
@@ -314,7 +315,7 @@ for temperature in (0.7, 1.0):
 #
 # ### A look inside: the tied matrix is an output embedding
 #
-# Press & Wolf's second observation is that a tied matrix comes to resemble the untied model's output
+# Press & Wolf also observe that a tied matrix comes to resemble the untied model's output
 # matrix $W$ more than its input matrix $E$. The nearest rows (by cosine) of a few frequent words, in the
 # three matrices of the two reduced runs:
 
@@ -386,10 +387,11 @@ print(f"zaremba2014-small, paper's size, 1 seed: validation {full['best_valid_pp
       f"{full['epochs_run']} epochs, {full['train_seconds'] / 60:.0f} min of training")
 
 # %% [markdown]
-# It ends a few points below the paper on both sets. One seed cannot say how much of that is the draw of
-# the initial weights; what matters is the recipe of section 2: uniform initialisation in $[-0.1, 0.1]$,
-# the summed loss (6) at a learning rate of 1, clipping at 5 and halving the rate after every epoch from
-# the fifth.
+# It ends a few points below the paper on both sets (validation 116.9 against 120.7, test 112.2 against
+# 114.5). One seed cannot say how much of that gap is the draw of the initial weights; what the run does show
+# is that the recipe of section 2 reproduces the paper's result: uniform initialisation in $[-0.1, 0.1]$, the
+# summed loss (6) at a learning rate of 1, clipping at 5 and halving the rate after every epoch from the
+# fifth.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert full["test_tokens"] == 82_430 and full["epochs_run"] == 13
@@ -414,11 +416,11 @@ for claim in pending:
     print(f"  results/{claim.group}/{claim.model} against {claim.control}: {claim.question}")
 
 # %% [markdown]
-# The rows ask two different questions. Press & Wolf compare at **equal width**: the tied model is the
-# untied one with its output matrix replaced by the embedding (2.65M against 4.65M parameters), which asks
-# whether sharing the matrix helps. The book's comparison across families (chapter 06) holds the
-# **parameter count** fixed at 2.70M instead: the tied LSTM spends the saved matrix on width, 228 units
-# against 128, which asks whether tying is the better use of a fixed budget.
+# The stored row and the two waiting claims ask different questions. Press & Wolf compare at **equal width**:
+# the tied model is the untied one with its output matrix replaced by the embedding (2.65M against 4.65M
+# parameters), which asks whether sharing the matrix helps. The book's comparison across families (chapter 06)
+# holds the **parameter count** fixed at 2.70M instead: the tied LSTM spends the saved matrix on width, 228
+# units against 128, which asks whether tying is the better use of a fixed budget.
 #
 # At matched parameters the tied LSTM is better by about 4% in three seeds, more than the paper's 1.8%
 # at equal width. That recipe is Tran et al.'s (one layer, sentences, no dropout), so only the relative

@@ -19,10 +19,11 @@
 #
 # While a model trains, swap some of its input words for other words drawn from a corpus statistic. Xie et al.
 # (2017) showed that this *data noising* does for a neural language model what smoothing does for a count
-# model. Kong et al. (2019) read the same recipe as a Bayesian network whose embedding matrix has a
-# mixture-of-Gaussians posterior, and the reading says how to predict at test time, yields a data-dependent L2
-# penalty and suggests new variants. We go from n-gram smoothing to noising to the Bayesian view, with the code
-# of `mlm/regularizers/` beside each equation, train one model, and read the stored multi-seed runs.
+# model. Kong et al. (2019) read the same recipe as a Bayesian recurrent network whose embedding matrix has a
+# mixture-of-Gaussians variational posterior, and the reading says how to predict at test time, yields a
+# data-dependent L2 penalty and suggests new variants. We go from n-gram smoothing to noising to the Bayesian
+# view, with the code of `mlm/regularizers/` beside each equation, train one model, and read the stored
+# multi-seed runs.
 #
 # Papers: *Data Noising as Smoothing in Neural Network Language Models* (ICLR 2017) and *Variational
 # Smoothing in Recurrent Neural Network Language Models* (ICLR 2019). Equation and table numbers are Kong et
@@ -73,8 +74,8 @@ stored_seeds = lambda family: [read_metrics(p) for p in sorted((STORED / family)
 #
 # Chapter 06 trains every family of chapters 01-04 under one recipe on PTB (2.70M parameters, SGD, no
 # dropout). The figure reads four of those stored runs: each fits its training text better and better (dashed)
-# while its validation perplexity (solid) stops improving by epoch 10, and for three of the four climbs after.
-# Section 5 tries smoothing on the tied LSTM of the same recipe.
+# while its validation perplexity (solid) stops improving by epoch 10 and, for three of the four, creeps back
+# up by 1.5 points or more. Section 5 below tries smoothing on the tied LSTM of the same recipe.
 
 # %%
 axes = seed_curves({"LSTM (chapter 01)": stored_seeds("lstm"),
@@ -104,8 +105,8 @@ for family in ("lstm", "attentive-single", "kvp-L5", "rm-tm-g"):
 # A bigram model estimated by counting, $p(w \mid v) = c(v, w) / c(v)$, gives probability zero to every pair it
 # has not seen. Smoothing moves a little mass from seen pairs to unseen ones, in three classic ways:
 #
-# * **Linear interpolation** mixes in the unigram distribution with a fixed weight:
-#   $p(w \mid v) = (1 - \lambda)\, c(v, w) / c(v) + \lambda\, U(w)$.
+# * **Linear interpolation** mixes in the unigram distribution $U$ with a fixed weight, as chapter 00's
+#   interpolated bigram does: $p(w \mid v) = \lambda\, c(v, w) / c(v) + (1 - \lambda)\, U(w)$.
 # * **Absolute discounting** subtracts a constant $D$ from every seen count and gives the freed mass to the
 #   unigram distribution. A context $v$ followed by $N_{1+}(v, \cdot)$ *different* words frees
 #   $D\, N_{1+}(v, \cdot) / c(v)$, so contexts with many different continuations back off more.
@@ -177,7 +178,8 @@ def noise_reference(inputs, targets, gamma, cdf, noise_targets):
 # The package does the same for a whole batch with one comparison and one `searchsorted` per draw
 # (`mlm/regularizers/noising.py`); evaluation never noises. The blank word reuses the `<pad>` row of the
 # embedding, which the stream protocol never reads or predicts. On the paper's corpus (all of PTB's training
-# text, 10k words) the two agree position for position:
+# text, 10k words) the two agree position for position. The three printed lines are one row of a batch: its
+# inputs, the same inputs noised, and its targets, redrawn where the input was noised:
 
 # %%
 print(inspect.getsource(DataNoising.noise))
@@ -256,11 +258,13 @@ print(f"each row of Theta sums to one: {torch.allclose(theta.sum(1), torch.ones(
 # %% [markdown]
 # Training maximises the evidence lower bound: the expected log-likelihood under $q$, estimated by Monte Carlo
 # with one draw $\tilde W \sim q(W)$ (Eq. 1), minus $\mathrm{KL}(q \,\|\, p)$ to the prior
-# $p(e) = \mathcal N(0, I)$. The one draw is one embedding matrix for a whole **sequence**, so every occurrence
-# of a word in it reads the same vector: "a b a c" becomes "d b d c", never "d b a c" as in Xie et al.'s
-# noising. In the stream protocol a sequence is one row of one batch (its `bptt` tokens). `embed` draws only
-# for the (row, word type) pairs that occur, found by `row_types` with one `torch.unique`, and spreads the
-# vectors back over the positions (`sigma` is 0 by default, the "$\sigma$ is small" limit):
+# $p(e) = \mathcal N(0, I)$. The one draw is one embedding matrix for a whole **sequence**, so every
+# occurrence of a word in it reads the same vector: "a b a c" becomes "d b d c", never "d b a c", which Xie et
+# al.'s noising allows.
+#
+# In the stream protocol a sequence is one row of one batch (its `bptt` tokens). `embed` draws only for the
+# (row, word type) pairs that occur, found by `row_types` with one `torch.unique`, and spreads the vectors
+# back over the positions (`sigma` is 0 by default, the "$\sigma$ is small" limit):
 
 # %%
 print(inspect.getsource(VariationalSmoothing.draw))
@@ -277,11 +281,11 @@ assert all(torch.equal(x[r, t], x[r, u]) for r in range(4) for t in range(tokens
            for u in range(tokens.size(1)) if tokens[r, t] == tokens[r, u])
 
 # %% [markdown]
-# Section 4.2 couples the two sides as Kneser-Ney noising does: where the input word $x_{t-1}$ is replaced, the
-# output row of its target $x_t$ is replaced too, by a second draw (`model.smoothing_coupled`, the default). As
-# at the end of section 4.2, only the target's row is drawn; every other row of the softmax keeps its base
-# value. With tied embeddings, $E$ and $O$ are *separate* draws from the one shared base matrix (section 4.3).
-# The figure follows a batch through the model:
+# Kong et al.'s section 4.2 couples the two sides as Kneser-Ney noising does: where the input word $x_{t-1}$
+# is replaced, the output row of its target $x_t$ is replaced too, by a second draw
+# (`model.smoothing_coupled`, the default). As at the end of that section, only the target's row is drawn;
+# every other row of the softmax keeps its base value. With tied embeddings, $E$ and $O$ are *separate* draws
+# from the one shared base matrix (their section 4.3). The figure follows a batch through the model:
 
 # %%
 flow_diagram([
@@ -301,7 +305,7 @@ plt.show()
 # ### Predicting with the mean
 #
 # Xie et al. evaluate on clean inputs: the embedding $e_i$ itself, the *mode* of $q(e_i)$ whenever
-# $1 - \gamma_i > \gamma_i$. A Bayesian model predicts with the posterior's mean (section 4.1):
+# $1 - \gamma_i > \gamma_i$. A Bayesian model predicts with the posterior's mean (Kong et al.'s section 4.1):
 #
 # $$ \bar e_i = (1 - \gamma_i + \gamma_i q_i)\, e_i + \sum_{v \neq i} \gamma_i q_v\, e_v = \sum_v \theta^i_v e_v, $$
 #
@@ -349,7 +353,7 @@ for preset in ("kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vs-elementwise"):
 # Kong et al. report about a day of training for element-wise smoothing against a couple of hours for the
 # others. Drawing only for the pairs present in a batch and gathering every element at once keeps the cost
 # small next to the LSTM and the softmax: the stored benchmark above (`python -m mlm bench`, results/README.md)
-# measured it at the paper's size.
+# measured it at the paper's size, once, so its ratios are rough.
 #
 # ### The KL term becomes a data-dependent L2 penalty (Eq. 3)
 #
@@ -415,9 +419,9 @@ assert coef["kneser-ney"][vocab.stoi["francisco"]] < 1 < coef["unigram"][vocab.s
 
 # %% [markdown]
 # Under the unigram proposal "the" is pulled toward zero about 110 times harder than weight decay would; under
-# Kneser-Ney the order follows how many different words precede a word, not its frequency, and "francisco"
-# falls below plain weight decay. With the paper's small $\lambda$ (1e-4 or 1e-3) even the largest
-# coefficients stay moderate.
+# Kneser-Ney only about 17 times. Kneser-Ney orders the words by how many different words precede them, not by
+# frequency, and "francisco" falls below plain weight decay. With the paper's small $\lambda$ (1e-4 or 1e-3)
+# even the largest coefficients stay moderate.
 #
 # ## 4. Watch it train
 #
@@ -425,7 +429,8 @@ assert coef["kneser-ney"][vocab.stoi["francisco"]] < 1 < coef["unigram"][vocab.s
 # reduced size: 2 x 128 on the first 40k training tokens of PTB, the vocabulary cut to its 2,000 most frequent
 # words (the rest become `<unk>`), every regularizer of the paper kept. The floor it must beat is an
 # interpolated bigram counted on exactly its tokens and vocabulary (`mlm.baselines.count_baseline`). The
-# reduced preset stops after 8 epochs, while validation perplexity still falls fast; the chapter runs 14.
+# chapter trains it for 14 epochs rather than the reduced preset's 8, after which validation perplexity still
+# falls fast.
 
 # %%
 overrides = {**common, "train.epochs": 14} if size == "reduced" else common
@@ -479,7 +484,7 @@ assert size != "reduced" or 0.15 < float((train_ids == corpus.vocab.stoi["<unk>"
 # Two rows of the first training batch as the trained regularizer draws them (`[word→replacement]` where the
 # word's vector was swapped; dropout is not shown). A replaced word is replaced at each of its occurrences in
 # the row, by the same word. At test time the model reads no draw: it uses the mean of $q$, or the mode (the
-# base matrix, as data noising does), or averages over $S$ draws as in section 5.4.
+# base matrix, as data noising does), or averages over $S$ draws as in Kong et al.'s section 5.4.
 
 # %%
 reg = run.model.regularizer
@@ -518,10 +523,11 @@ if size == "reduced":
 # expects. It is one seed of a reduced model whose validation perplexity is still falling, so it shows a
 # direction at this size, not a verdict on the paper.
 #
-# Averaging the log-likelihoods of draws, as section 5.4 does, is far worse than either, as the paper found,
-# but by much more than its 74.5 → 89.8: a test-time draw here replaces *every* row of the softmax, so that
-# each draw is a proper distribution over the words, and the row of a rare word is then swapped for another
-# word's with probability up to $\gamma$ = 0.2. The paper does not say what its draws replaced.
+# Averaging the log-likelihoods of draws (Kong et al.'s section 5.4) is far worse than either, as
+# the paper found, but by much more than its 74.5 → 89.8: a test-time draw here replaces *every* row of the
+# softmax, so that each draw is a proper distribution over the words, and the row of a rare word is then
+# swapped for another word's with probability up to $\gamma$ = 0.2. The paper does not say what its draws
+# replaced.
 #
 # ## 5. The evidence
 #
@@ -559,9 +565,10 @@ from mlm.manifests import compare, cpu  # noqa: E402
 assert not any(c.chapter == "05" and {c.model, c.control} == {"vs-kn", "dn-kn"} for c in cpu.CLAIMS + compare.CLAIMS)
 
 # %% [markdown]
-# The paper's pair (VS Kneser-Ney 70.6 against the tied LSTM's 74.0, 2 x 512) and ours (105.6 against 112.9, at
-# 2.70M parameters) score the same tokens, every word and `<eos>` of PTB's test set, but at different sizes and
-# with different regularization, so only the relative changes compare: -4.6% reported, -6.5% here, in every seed.
+# The paper's pair (VS Kneser-Ney 70.6 against the tied LSTM's 74.0, 2 x 512) and ours (105.6 against 112.9,
+# at 2.70M parameters) score the same tokens, every word and `<eos>` of PTB's test set, but at different sizes
+# and with different regularization, so only the relative changes compare: -4.6% reported, -6.5% here, with
+# every seed of the smoothed model below every seed of the control.
 #
 # Read that row for what it asks. The matched recipe's control has no dropout and overfits after its fifth or
 # sixth epoch (below), so almost any noise on its inputs would lower its validation perplexity, and a win says that
