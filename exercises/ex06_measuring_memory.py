@@ -123,7 +123,7 @@ def history_windows(inputs: torch.Tensor, starts: torch.Tensor, k: int, position
 # YOUR ANSWER HERE
 #
 # Q2 (explain). Daniluk et al.'s window head attends over only the last L = 5 outputs, yet in
-# chapter 03 it recalls values whose key is 30 words back as well as those 3 words back. How can
+# chapter 03 it recalls values whose key is 30 words back about as often as those 3 words back. How can
 # it? What would you change to test whether the attention itself, not the LSTM, does the recall?
 # YOUR ANSWER HERE
 #

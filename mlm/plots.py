@@ -185,6 +185,139 @@ def attention_spread(stats: dict, max_distance: int = 20):
     fig.tight_layout()
     return axes
 
+def window_head_diagram(window: int = 3, ax=None):
+    """Daniluk et al.'s key-value-predict head (their Figure 1c) with the shape of every tensor: the LSTM
+    output of each step split into key, value and predict parts, the window of the previous ``window``
+    outputs, and the equations that turn them into the next-word distribution. Keys go down to the scores,
+    values up to the read. (Plain attention uses one vector as all three parts; key-value predicts from the
+    value.)"""
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9.5, 6.5))
+    parts = [("$k$", "key", "#4C72B0"), ("$v$", "value", "#DD8452"), ("$p$", "predict", "#55A868")]
+    xs = [1.2 * i for i in range(window)] + [1.2 * window + 0.8]  # the window's columns, then the current step
+    names = [f"$h_{{t-{window - i}}}$" for i in range(window)] + ["$h_t$"]
+    ax.add_patch(Rectangle((xs[0] - 0.5, -0.75), xs[window - 1] - xs[0] + 1.0, 2.75, facecolor="0.94",
+                           edgecolor="0.6", ls="--", zorder=0))
+    ax.text(xs[0] - 0.45, 1.95, f"window $Y_t$ (L = {window} drawn)", fontsize=9, va="top")
+    for x, name in zip(xs, names):
+        for j, (symbol, _, color) in enumerate(parts):
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=color, edgecolor="white"))
+            ax.text(x, 0.5 * j + 0.25, symbol, ha="center", va="center", color="white", fontsize=10)
+        ax.text(x, -0.4, name, ha="center", va="center", fontsize=11)
+    for j, (_, word, color) in enumerate(parts):
+        ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, k)", va="center", fontsize=8, color=color)
+    ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3k),\nsplit in three (Eq. 11)", va="center", fontsize=8)
+
+    def box(x, y, text, width):
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
+                                    facecolor="white", edgecolor="0.3", zorder=2))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9, zorder=3)
+
+    def arrow(x0, y0, x1, y1, color="0.3", **kw):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": color, "lw": 1.3, **kw})
+
+    left = xs[0] - 0.5
+    score_y, read_y, merge_y, out_y = -1.9, 2.9, 4.1, 5.3
+    box(left - 0.6 + 3.4, score_y, r"$\alpha_t = \mathrm{softmax}(w^\top \tanh(W^Y K_t + W^h k_t\,\mathbf{1}^\top))$"
+        "   (batch, time, L)   Eq. 7-8", 6.8)
+    box(left - 0.6 + 2.7, read_y, r"$r_t = \sum_j \alpha_{t,j}\, v_{t-L+j}$   (batch, time, k)   Eq. 9", 5.4)
+    box(left + 5.2, merge_y, r"$h^*_t = \tanh(W^r r_t + W^x p_t)$   (batch, time, k)   Eq. 12", 5.6)
+    box(left + 5.2, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 5.6)
+    for x in xs[:window]:
+        arrow(x, 0.0, x, score_y + 0.38, parts[0][2])  # each key in the window is scored
+        arrow(x + 0.3, 0.75, x + 0.45, read_y - 0.38, parts[1][2])  # each value is read
+    arrow(xs[-1] - 0.3, 0.25, xs[-1] - 0.7, score_y + 0.38, parts[0][2])  # the current key asks
+    arrow(xs[-1], 1.5, xs[-1], merge_y - 0.38, parts[2][2])  # the current predict part
+    arrow(left - 0.3, score_y + 0.38, left - 0.3, read_y - 0.38)  # the weights
+    ax.text(left - 0.4, (score_y + read_y) / 2, r"$\alpha_t$", ha="right", va="center", fontsize=11)
+    arrow(left + 4.0, read_y + 0.34, left + 4.0, merge_y - 0.36)
+    arrow(left + 5.2, merge_y + 0.34, left + 5.2, out_y - 0.36)
+    ax.set_xlim(left - 1.0, xs[-1] + 3.3)
+    ax.set_ylim(score_y - 0.6, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title("Key-value-predict attention over a window (Daniluk et al. 2017, Figure 1c)", fontsize=11)
+    return ax
+
+def ngram_head_diagram(n: int = 4, ax=None):
+    """Daniluk et al.'s N-gram RNN head (their Figure 1d, Eq. 13) with the shape of every tensor: the LSTM
+    output of each step split into N-1 parts, and part j of the output j-1 steps back concatenated."""
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5))
+    parts = n - 1
+    colors = [plt.cm.viridis(0.15 + 0.7 * j / max(parts - 1, 1)) for j in range(parts)]
+    xs = [1.3 * i for i in range(parts)]  # h_{t-N+2} .. h_t
+    for i, x in enumerate(xs):
+        back = parts - 1 - i  # steps back
+        for j in range(parts):
+            used = j == back  # part j+1 of the output j steps back
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
+                                   alpha=1.0 if used else 0.25))
+            ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
+                    color="white" if used else "0.3")
+        ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
+    ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
+            "faded parts serve other steps", va="center", fontsize=8)
+
+    def box(x, y, text, width):
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
+                                    facecolor="white", edgecolor="0.3"))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9)
+
+    centre = (xs[0] + xs[-1]) / 2
+    cat_y, merge_y, out_y = 0.5 * parts + 1.2, 0.5 * parts + 2.4, 0.5 * parts + 3.6
+    stacked = "; ".join(["h^1_t"] + [f"h^{j + 1}_{{t-{j}}}" for j in range(1, parts)])
+    box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}k)", 4.6)
+    box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, k)   Eq. 13", 4.6)
+    box(centre, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 4.6)
+    for i, x in enumerate(xs):
+        j = parts - 1 - i
+        side = 0.3 if i < parts - 1 else -0.3  # leave from the side of the part, clear of the others
+        ax.annotate("", xy=(centre + 0.6 * (i - (parts - 1) / 2), cat_y - 0.36), xytext=(x + side, 0.5 * j + 0.25),
+                    arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.4})
+    for y0, y1 in ((cat_y, merge_y), (merge_y, out_y)):
+        ax.annotate("", xy=(centre, y1 - 0.36), xytext=(centre, y0 + 0.34),
+                    arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.3})
+    ax.set_xlim(xs[0] - 1.9, xs[-1] + 2.6)
+    ax.set_ylim(-0.7, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title(f"The {n}-gram RNN (Daniluk et al. 2017, Figure 1d)", fontsize=11)
+    return ax
+
+
+def window_heatmap(attention, inputs: list[str], targets: list[str], window: int, title: str = "", ax=None):
+    """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
+
+    ``attention`` is (steps, steps): row t holds the weights with which the word ``targets[t]`` is
+    predicted, put on the columns of the inputs whose outputs they read (inputs t-L .. t-1). Each cell
+    shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on uniform
+    (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
+    import numpy as np
+
+    weights = np.asarray(attention, dtype=float)
+    steps = weights.shape[0]
+    t, i = np.indices(weights.shape)
+    outside = (i >= t) | (i < t - window)  # the future, the current input, and what has left the window
+    slots = np.minimum(np.arange(steps), window)[:, None].clip(min=1)
+    ratio = np.log2(np.clip(weights * slots, 1e-6, None))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.22 * steps + 2.6, 0.22 * steps + 1.6))
+    ax.set_facecolor("0.85")
+    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="equal",
+                      interpolation="nearest")
+    ax.set_xticks(range(steps), inputs, rotation=90, fontsize=8)
+    ax.set_yticks(range(steps), targets, fontsize=8)
+    ax.set_xlabel("input whose output is read (grey: outside the window)")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(title, fontsize=10)
+    bar = plt.colorbar(image, ax=ax, fraction=0.035, ticks=[-2, -1, 0, 1, 2])
+    bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"])
+    bar.set_label("weight / uniform weight of the row")
+    return ax
+
 
 def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, width: int = 5, ax=None,
                        title: str = ""):
@@ -282,10 +415,16 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
         ax.axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("distance d")
+    for i in range(max(len(stored), columns), axes.size):  # a panel above an empty one shows its own d axis
+        axes.flat[i - columns].tick_params(labelbottom=True)
+        axes.flat[i - columns].set_xlabel("distance d")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
     handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
+    if len(stored) < axes.size:  # an empty panel holds the legend, clear of the title
+        axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=9, frameon=False)
+    else:
+        fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
     fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
@@ -301,6 +440,123 @@ def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, **({"loc": "center left", "bbox_to_anchor": (1.01, 0.5)} if legend_outside else {}))
     return ax
+
+
+def attention_by_position(curves: dict[str, list[float]], ax=None, title: str = ""):
+    """Mean attention weight per memory position (Tran et al.'s Figure 3), one line per model, on a log
+    scale so that weights far below uniform stay readable; uniform attention over the n slots is drawn."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    n = len(next(iter(curves.values())))
+    positions = list(range(-n, 0))
+    for i, (label, average) in enumerate(curves.items()):
+        ax.plot(positions, average, "-o", ms=3, color=f"C{i}", label=label)
+    ax.axhline(1 / n, color="k", ls="--", lw=1, label=f"uniform (1/{n})")
+    ax.set_yscale("log")
+    ax.set_xticks(positions[::2])
+    ax.set_xlabel("memory position (-1 = the current word)")
+    ax.set_ylabel("mean attention weight")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def sampled_attention(panels: dict, low: float = 1e-3, title: str = ""):
+    """Tran et al.'s Figure 4: the attention of sampled words side by side, one panel per model
+    (``panels`` maps a title to a (words, n) tensor), the current word at the bottom. A weight lies in
+    (0, 1], so the colour is sequential on a log scale from ``low`` to 1, with uniform attention marked
+    on the colour bar."""
+    from matplotlib.colors import LogNorm
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels) + 1, 3.6), squeeze=False,
+                             layout="constrained")
+    for ax, (name, weights) in zip(axes[0], panels.items()):
+        n = weights.shape[1]
+        image = ax.imshow(weights.T.clamp(min=low).numpy(), cmap="viridis", aspect="auto",
+                          norm=LogNorm(vmin=low, vmax=1))
+        ax.set_yticks([0, n // 2, n - 1], [f"-{n}", f"-{n - n // 2}", "-1"])
+        ax.set_xlabel("sampled test word")
+        ax.set_title(name, fontsize=10)
+    axes[0, 0].set_ylabel("memory position")
+    bar = fig.colorbar(image, ax=axes[0].tolist(), fraction=0.025, pad=0.01)
+    n = next(iter(panels.values())).shape[1]
+    bar.set_ticks([low, 0.01, 1 / n, 0.3, 1], labels=[f"{low:g}", "0.01", f"1/{n} (uniform)", "0.3", "1"])
+    bar.set_label("attention weight (log scale)")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
+    """A Recurrent Memory model's attention over one sentence (Tran et al.'s Figure 4 for a single
+    sentence): rows are the predicted words, columns the inputs; each row is divided by its largest
+    weight, and the row label gives that weight beside uniform attention 1/k over its k words in
+    memory. Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
+    import numpy as np
+
+    weights = probe["attention"]  # (targets, inputs)
+    rows, cols = weights.shape
+    t, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    outside = (j > t) | (j <= t - n)  # not in the memory of row t: the inputs t-n+1 .. t
+    top = weights.max(dim=1).values.clamp(min=1e-12)  # (targets,)
+    k = (~outside).sum(axis=1)
+    labels = [f"{w} (max {float(m):.2f}, unif {1 / kk:.2f})" for w, m, kk in zip(probe["targets"], top, k)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.36 * cols + 3.5, 0.3 * rows + 1.8))
+    image = ax.imshow(np.ma.masked_where(outside, (weights / top[:, None]).numpy()), cmap="Blues", vmin=0, vmax=1,
+                      aspect="auto")
+    ax.set_facecolor("0.85")  # the masked cells: not in memory
+    ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=8)
+    ax.set_yticks(range(rows), labels, fontsize=8)
+    ax.set_xlabel(f"inputs in memory (the current word on the diagonal, at most {n})")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(f"{title}\n(each row divided by its largest weight; grey: not in memory)", fontsize=10)
+    plt.colorbar(image, ax=ax, fraction=0.03, label="weight / the row's largest")
+    return ax
+
+
+def memory_block_diagram(n: int = 15, d: int = 128):
+    """Chapter 04's architecture figure: RM and RMR at one time step t, every tensor with its shape
+    (B sentences, T steps) and the equation number of each step beside it."""
+    fig, ax = plt.subplots(figsize=(11, 6.2))
+    ax.set_xlim(0, 12)
+    ax.set_ylim(-0.5, 6.4)
+    ax.axis("off")
+    boxes = {  # name: (x, y, text, fill, the tensor it gives, which side that shape is written on)
+        "x": (1.4, 0, "$x_t$", "white", "(B, T) ids", "l"),
+        "E": (1.4, 1.2, "embedding $E$", "#dbe9f6", "(B, T, d)", "l"),
+        "lstm": (1.4, 2.4, "LSTM", "#fde2c8", "$h_t$: (B, T, d)", "l"),
+        "window": (7.6, 0, f"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} inputs", "white", "(B, T, n) ids", "r"),
+        "M": (5.6, 1.2, "keys $M(x_i) + T$", "#e5dcf0", "(B, T, n, d); T: (n, d)", "l"),
+        "C": (9.6, 1.2, "values $C(x_i)$", "#e5dcf0", "(B, T, n, d)", "r"),
+        "p": (5.6, 2.4, "$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(B, T, n)  Eq. 1-2", "r"),
+        "s": (9.6, 3.6, "$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(B, T, d)  Eq. 3", "r"),
+        "g": (5.6, 3.6, "gate $g(s_t, h_t)$", "#dcefd9", "$h^m_t$: (B, T, d)  Eq. 4-7", "l"),
+        "top": (5.6, 4.8, "RMR only: a second LSTM", "#fde2c8", "(B, T, d)", "l"),
+        "out": (5.6, 6.0, "softmax", "#dcefd9", "(B, T, |V|)", "l"),
+    }
+    texts = {}
+    for name, (x, y, text, fill, _, _) in boxes.items():
+        texts[name] = ax.text(x, y, text, ha="center", va="center", fontsize=11, zorder=3,
+                              bbox=dict(boxstyle="round,pad=0.4", fc=fill, ec="0.3" if fill != "white" else "white",
+                                        ls="--" if name == "top" else "-"))
+    for a, b in [("x", "E"), ("E", "lstm"), ("lstm", "p"), ("window", "M"), ("window", "C"), ("M", "p"),
+                 ("p", "s"), ("C", "s"), ("s", "g"), ("lstm", "g"), ("g", "top"), ("top", "out")]:
+        ax.annotate("", xy=boxes[b][:2], xytext=boxes[a][:2],
+                    arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.2, patchA=texts[a].get_bbox_patch(),
+                                    patchB=texts[b].get_bbox_patch(), shrinkA=2, shrinkB=2))
+    fig.canvas.draw()  # the boxes' extents, to write each shape beside its box
+    to_data = ax.transData.inverted()
+    for name, (x, y, _, _, shape, side) in boxes.items():
+        (x0, _), (x1, _) = to_data.transform(texts[name].get_bbox_patch().get_window_extent())
+        ax.text(x1 + 0.12 if side == "r" else x0 - 0.12, y, shape, ha="left" if side == "r" else "right",
+                va="center", fontsize=9, family="monospace", color="0.3")
+    ax.text(11.9, 5.4, f"d = {d}, n = {n}: B sentences of T steps\nRM: the gate feeds the softmax\n"
+            "RMR: a second LSTM in between", ha="right", va="center", fontsize=9.5, color="0.25")
+    ax.set_title("The Memory Block between the LSTM and the softmax, at every step t", fontsize=11)
+    fig.tight_layout()
+    return fig
 
 
 def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True):

@@ -65,12 +65,13 @@ def attention_explorer(models: dict, vocab, examples: list[str]):
 
 
 def _show_memory_probe(models: dict, vocab, text: str, name: str):
-    from mlm.analysis.memory_block import memory_heatmap, probe_memory_sentence
+    from mlm.analysis.memory_block import probe_memory_sentence
+    from mlm.plots import memory_attention_map
 
-    words = text.lower().split()
+    words = [w if w in vocab else w.lower() for w in text.split()]  # PTB's N and <unk> stay as they are
     unknown = [w for w in words if w not in vocab]
     probe = probe_memory_sentence(models[name], vocab, words)
-    memory_heatmap(probe, title=f"{name}: {' '.join(words)}")
+    memory_attention_map(probe, models[name].head.block.memory_size, title=f"{name}: {' '.join(words)}")
     plt.show()
     if unknown:
         print("not in the vocabulary, read as <unk>:", ", ".join(unknown))
@@ -87,8 +88,8 @@ def memory_explorer(models: dict, vocab, examples: list[str]):
     """The Recurrent Memory Network's attention over the last n words of a typed sentence.
 
     Like :func:`attention_explorer`, for RM/RMR models (chapter 04): rows are the predicted
-    words, columns the inputs, the current word on the diagonal. Headless, it draws the first
-    example for every model.
+    words, columns the inputs, the current word on the diagonal and the cells outside the memory
+    grey (:func:`mlm.plots.memory_attention_map`). Headless, it draws the first example for every model.
     """
     return _sentence_explorer(models, vocab, examples, _show_memory_probe)
 

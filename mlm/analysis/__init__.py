@@ -8,9 +8,9 @@
 
 from mlm.analysis.history import AttentionStats, attention_stats, probe_sentence, window_attention_profile
 from mlm.analysis.memory_block import (MemoryAttention, average_by_position, collect_memory_attention,
-                                       distant_examples, memory_heatmap, pair_frequency_by_distance, perplexity_of,
+                                       distant_examples, pair_frequency_by_distance, perplexity_of,
                                        probe_memory_sentence, sample_words)
 
 __all__ = ["AttentionStats", "attention_stats", "probe_sentence", "window_attention_profile", "MemoryAttention",
-           "average_by_position", "collect_memory_attention", "distant_examples", "memory_heatmap",
+           "average_by_position", "collect_memory_attention", "distant_examples",
            "pair_frequency_by_distance", "perplexity_of", "probe_memory_sentence", "sample_words"]

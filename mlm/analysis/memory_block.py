@@ -19,7 +19,6 @@ import torch
 from mlm.analysis.common import run_sentence, top_words
 from mlm.data.batching import Batches
 from mlm.evaluation import evaluation_pass
-from mlm.plots import attention_heatmap
 
 
 @dataclass
@@ -147,16 +146,6 @@ def probe_memory_sentence(model, vocab, words: list[str], top: int = 5, device=N
         "top": top_words(vocab, log_probs, top),
         "log_prob": float(sum(target_log_prob)),
     }
-
-
-def memory_heatmap(probe: dict, title: str = "", ax=None, per_row: bool = True):
-    """Rows: the word being predicted; columns: the inputs in memory (the current one on the diagonal).
-
-    ``per_row`` (default) scales each row by its largest weight (:func:`mlm.plots.attention_heatmap`),
-    so the structure of every row is visible even where the weights are close to uniform.
-    """
-    return attention_heatmap(probe, title, ax, include_current=True, vmax=None, per_row=per_row,
-                             xlabel="memory: the inputs up to and including the current one")
 
 
 def perplexity_of(collected: MemoryAttention) -> float:
