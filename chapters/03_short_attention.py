@@ -205,14 +205,13 @@ assert torch.allclose(torch.cat(pieces, dim=1), fast_out)
 # Part 1 of $h_t$ helps predict the next word, part 2 the word after it, and so on. (As printed, Eq. (13)
 # ends at $t-N+1$. The paper's text, which uses the outputs of the previous $N-1$ steps with part $j$
 # serving the $j$-th word ahead, fixes it at $t-N+2$, which is what the book implements.) With outputs that
-# encode their own step and part (part $j$ of $h_t$ holds $100t + 10(j-1)$), the vector Eq. (13) builds at
-# each step shows the alignment. Parts from before the article's start are zero (the first 0 of $t=0$ is
-# part 1 of $h_0$ itself):
+# encode their own step and part (part $j$ of $h_t$ holds $100t + 10j$), the vector Eq. (13) builds at
+# each step shows the alignment. Parts from before the article's start are zero:
 
 # %%
 # NBVAL_CHECK_OUTPUT
 ngram = NgramHead(hidden_size=3, n=4)  # three parts of size 1
-h_codes = torch.tensor([[[100.0 * t + 10 * j for j in range(3)] for t in range(5)]])  # (1, time 5, 3 parts)
+h_codes = torch.tensor([[[100.0 * t + 10 * j for j in (1, 2, 3)] for t in range(5)]])  # (1, time 5, 3 parts)
 seen = []
 hook = ngram.W_N.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0]))
 ngram(h_codes)
@@ -280,7 +279,7 @@ print(f"vocabulary {len(corpus.vocab):,} ({unk_share:.0%} of the test tokens are
 # %%
 run = mlm.train(cfg, run_dir=Path(runs_dir) / f"daniluk2017-wt2-kvp-L15-{size}-seed{seed}")
 model = run.model
-baseline = count_baseline(cfg, corpus)  # the interpolated bigram of the same training tokens (chapter 0)
+baseline = count_baseline(cfg, corpus)  # the interpolated bigram of the same training tokens (chapter 00, section 2)
 print(f"{run.result['updates']:,} updates, {run.result['parameters']:,} parameters")
 print(f"test perplexity {run.result['test_ppl']:.1f}; the bigram of the same {baseline['train_tokens']:,} "
       f"tokens {baseline['bigram_test']:.1f}")
@@ -424,7 +423,7 @@ plt.show()
 # weighted summary of the last 15 outputs.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-# The paragraph above describes these numbers; the assertions keep it true on another CPU or thread count.
+# The paragraphs above describe these numbers; the assertions keep them true on another CPU or thread count.
 assert 0.9 < float(entropy.median()) < 0.99, float(entropy.median())
 assert 1.8 < float(top.median()) < 3.2 and float((top >= 4).double().mean()) < 0.1, top.median()
 assert by_source > 0.6 and by_slot < 0.1, (by_source, by_slot)

@@ -73,16 +73,12 @@ results = Path("../results")
 # LSTM having carried it; beyond that **reach** only the LSTM can help.
 #
 # The runs below are stored (`python -m mlm reproduce recall`): three seeds of each model at the same small
-# size (64 units, one layer), with Adam on 20,000 lines, scored on the critical tokens of 1,000 test lines.
+# size (64 units; RMR adds a second LSTM layer after the block), with Adam on 20,000 lines, scored on the
+# critical tokens of 1,000 test lines.
 
 # %%
 recall_labels = {"LSTM": "LSTM", "RM(+tM-g)": "RM(+tM-g), n = 15", "RMR(+tM-g)": "RMR(+tM-g), n = 15"}
-recall = {}
-for short, family in recall_labels.items():
-    try:
-        recall[short] = load_stored_recall({short: FAMILY_RUNS[family]}, results)[short]
-    except FileNotFoundError:  # not stored yet: results/README.md lists the command
-        pass
+recall = load_stored_recall({short: FAMILY_RUNS[family] for short, family in recall_labels.items()}, results)
 chance = recall["LSTM"].extras[0]["chance"]
 n_memory = 15
 recall_panels(recall, chance, reach={k: n_memory for k in recall if k != "LSTM"}, reference="LSTM", columns=3,
@@ -101,13 +97,20 @@ for label, entry in recall.items():  # the Memory Block's weight on the source w
 # %% [markdown]
 # The plain LSTM recalls far above chance at every distance, and about as well at $d = 50$ as at $d = 5$:
 # what it keeps in its state does not fade over this range. Its seeds differ widely, one recalling far less
-# than the other two. RM and RMR are stored by `python -m mlm reproduce recall` after the other families;
-# the figure and the lines above show each of them, with its reach, once its seeds are stored.
+# than the other two.
 #
-# **At matched positions.** The critical token's position in its line is the prefix plus $d$, so the larger
-# distances are also asked later in the line. The table holds the position fixed and compares $d \le 15$
-# with $d > 15$. A model without a memory should score the two rows alike; for a memory of $n = 15$ words,
-# the gap between them at the same position is what reading the source directly adds.
+# RM's three seeds show both ways a model with a memory can recall. In its seed 2 the LSTM under the block
+# never learned to carry the pair: within the block's reach ($d \le 15$) the model recalls about two values in
+# three by reading the source directly, half of its weight on it against 0.07 for uniform attention, and
+# beyond the reach it falls to chance. In seeds 0 and 1 the LSTM carries the pair, so recall hardly changes
+# at the reach: the block still puts three times the uniform weight on the source, but the LSTM's state
+# makes that unnecessary. RMR's block, behind a second LSTM layer, spreads its weight about uniformly, and
+# its recall is its LSTM's, high in one seed and at chance in another, at every distance.
+#
+# **At matched positions.** The critical token's position in its line is the prefix plus $d$ plus one (the
+# key), so the larger distances are also asked later in the line. The table holds the position fixed and
+# compares $d \le 15$ with $d > 15$. A model without a memory should score the two rows alike; for a memory
+# of $n = 15$ words, the gap between them at the same position is what reading the source directly adds.
 
 # %%
 d_edges, position_edges = [2, 16, 61], [0, 20, 40, 60, 80]  # d <= 15 and d > 15; the critical token's position
@@ -131,7 +134,8 @@ print("('-': fewer than 30 critical tokens)")
 
 # %% [markdown]
 # The LSTM does several points worse when the question comes in the first forty words of a line, and at the
-# same position the two ranges of $d$ are close.
+# same position the two ranges of $d$ are close. RM's rows part at every position, all of it from its seed 2,
+# the one whose LSTM does not carry the pair.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above, pinned on the stored LSTM seeds.
@@ -142,6 +146,20 @@ early = [matched(recall["LSTM"], i, j)[0] for i, j in ((0, 0), (0, 1), (1, 1))]
 late = [matched(recall["LSTM"], i, j)[0] for i, j in ((0, 2), (0, 3), (1, 2), (1, 3))]
 assert sum(late) / len(late) - sum(early) / len(early) > 0.03, (early, late)
 assert all(abs(matched(recall["LSTM"], 0, j)[0] - matched(recall["LSTM"], 1, j)[0]) < 0.1 for j in (1, 2, 3))
+# RM and RMR, seed by seed (the paragraph after the figure)
+rm, rmr = recall["RM(+tM-g)"], recall["RMR(+tM-g)"]
+rm_near, rm_far = rm.within(2, n_memory), rm.within(n_memory + 1)
+rm_source = [x["source_attention"] for x in rm.extras]
+assert rm.seeds == [0, 1, 2] and 0.6 < rm_near[2] < 0.75 and rm_far[2] < 2 * chance  # reads within reach only
+assert rm_source[2]["weight"] > 0.45 and 0.06 < rm_source[2]["uniform"] < 0.08
+assert all(abs(rm_near[i] - rm_far[i]) < 0.1 and rm_far[i] > 0.5 for i in (0, 1))  # the LSTM carries the pair
+assert all(2.5 < rm_source[i]["weight"] / rm_source[i]["uniform"] < 3.5 for i in (0, 1))
+rmr_source = [x["source_attention"]["weight"] / x["source_attention"]["uniform"] for x in rmr.extras]
+assert max(rmr_source) < 1.5  # about uniform
+assert all(matched(rm, 0, j)[0] - matched(rm, 1, j)[0] > 0.1 for j in (1, 2, 3))  # RM's rows part
+rmr_all = rmr.within(2)
+assert max(rmr_all) > 0.55 and min(rmr_all) < 2 * chance
+assert all(abs(rmr.within(2, n_memory)[i] - rmr.within(n_memory + 1)[i]) < 0.05 for i in range(3))
 
 # %% [markdown]
 # ## 2. The Memory Block, equation by equation

@@ -421,12 +421,14 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
     handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
+    fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
     if len(stored) < axes.size:  # an empty panel holds the legend, clear of the title
         axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=9, frameon=False)
-    else:
-        fig.legend(handles, labels, loc="upper right", fontsize=8, ncol=len(labels))
-    fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    else:  # a row of its own under the title
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), fontsize=8, ncol=len(labels),
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.88))
     return fig
 
 

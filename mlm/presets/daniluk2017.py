@@ -11,14 +11,14 @@ from mlm.configs import Config, DataConfig, ModelConfig, TrainConfig, register
 
 
 # Daniluk et al. (2017), section 4.1: the document protocol (truncated BPTT of 20 steps inside an
-# article, state and attention window carried between segments and reset between articles), Adam
-# with lr 0.001, batch 64, clipping at 5, forget-gate bias 1, other weights uniform in +-0.1, word
-# vectors of size 300, one LSTM layer. The hidden size of each model keeps the total parameter count
-# near the LSTM's (Figure 2b and 2c); 968 for the 4-gram RNN is not a multiple of 3 parts and is
-# rounded to 969. The paper's 22.5M-word Wikipedia corpus is not available: WikiText-2's articles are
-# the documents here; PTB, which has no documents, runs as one stream with the window carried through.
-# The paper says nothing of dropout, epochs or stopping: no dropout, and at most 20 epochs with early
-# stopping after 3 epochs without a better validation perplexity (our choice).
+# article, state and attention window carried between segments and reset between articles), Adam with lr
+# 0.001, batch 64, clipping at 5, forget-gate bias 1, other weights uniform in +-0.1, word vectors of
+# size 300, one LSTM layer. The hidden size of each model keeps the total parameter count near the
+# LSTM's (Figure 2b and 2c); 968 for the 4-gram RNN is not a multiple of 3 parts and is rounded to 969.
+# The paper's 22.5M-word Wikipedia corpus (linked only through a short link) is not among the book's:
+# WikiText-2's articles are the documents here; PTB, which has no documents, runs as one stream with the
+# window carried through. The paper says nothing of dropout, epochs or stopping: no dropout, and at most
+# 20 epochs with early stopping after 3 epochs without a better validation perplexity (our choice).
 DANILUK_KINDS = {  # short name -> (model.window_kind, hidden size, parts the output splits into)
     "attention": ("attention", 296, 1), "kv": ("key-value", 560, 2), "kvp": ("key-value-predict", 834, 3)}
 DANILUK_NGRAM_HIDDEN = {2: 564, 3: 786, 4: 969, 5: 1120}

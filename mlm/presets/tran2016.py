@@ -9,11 +9,12 @@ from typing import Callable
 from mlm.configs import Config, DataConfig, ModelConfig, TrainConfig, register
 
 
-# Tran, Bisazza & Monz (2016), section 4.2: d = 128 everywhere (embeddings, LSTM, memory tables),
-# memory size 15, forget bias 1, init +-0.05, SGD lr 1 halved after every epoch from the 5th, 15
-# epochs, clip 5, batches of 20 sentences from length buckets, full backpropagation through each
-# sentence. The paper's news corpora are not available; PTB is the main corpus (the paper reports
-# RM(+tM-g) and a 3-layer LSTM on it), WikiText-2 a second one. Table 2's English column (news
+# Tran, Bisazza & Monz (2016), section 4.2: d = 128 everywhere (embeddings, LSTM, memory tables), memory
+# size 15, forget bias 1, init +-0.05, SGD lr 1 halved after every epoch from the 4th (lr 1 in epochs
+# 1-4, 0.5 in epoch 5), 15 epochs, clip 5, batches of 20 sentences from length buckets, full
+# backpropagation through each sentence. The paper's news corpora (shared in its code repository,
+# ketranm/RMN, as Git LFS files) are not among the book's corpora; PTB is the main corpus (the paper
+# reports RM(+tM-g) and a 3-layer LSTM on it), WikiText-2 a second one. Table 2's English column (news
 # data, 77k vocabulary) is kept as ``paper["test_en_news"]`` for orientation only.
 TRAN_TABLE2_EN = {  # (architecture, temporal matrix, composition) -> test perplexity, English news
     ("lstm", 1): 145.1, ("lstm", 2): 139.7, ("lstm", 3): 136.6,
