@@ -338,31 +338,6 @@ def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, w
     return _recall_axes(ax, chance, width, title)
 
 
-def recall_seed_panels(stored: dict, chance: float, reach: dict | None = None, width: int = 10,
-                       notes: dict | None = None):
-    """Key-value recall as small multiples: one panel per family, one line per seed, accuracy on the critical
-    token against d (bins of ``width``). ``stored`` maps a label to :class:`mlm.table.StoredRecall`; ``reach``
-    ({label: d}) marks the largest d a head can read (a window of L outputs reaches L + 1, a memory of n input
-    words n); ``notes`` ({label: text}) is added under a panel's title (e.g. "reach: the whole line")."""
-    fig, axes = plt.subplots(1, len(stored), figsize=(4.2 * len(stored), 3.8), sharey=True, squeeze=False)
-    for ax, (label, entry) in zip(axes[0], stored.items()):
-        for i, (seed, scores) in enumerate(zip(entry.seeds, entry.scores)):
-            rows = scores.binned(width)
-            ax.plot([(lo + hi) / 2 for lo, hi, *_ in rows], [acc for _, _, acc, _, _ in rows], "-o", ms=3,
-                    color=f"C{i}", label=f"seed {seed}: {scores.accuracy:.2f} overall")
-        if reach and label in reach:
-            ax.axvline(reach[label] + 0.5, color="0.3", lw=1, ls=":", label=f"reach d = {reach[label]}")
-        ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
-        ax.set_title(label + (f"\n{notes[label]}" if notes and label in notes else ""), fontsize=11)
-        ax.set_xlabel(f"distance d to the source (bins of {width})")
-        ax.set_ylim(0, 1.02)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
-    axes[0][0].set_ylabel("accuracy on the critical token")
-    fig.tight_layout()
-    return axes[0]
-
-
 def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=None, title: str = "",
                               styles: dict | None = None):
     """Accuracy on the critical token against d for every family, the mean over seeds as a line and the
