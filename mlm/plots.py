@@ -87,6 +87,103 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     return ax
 
 
+def attentive_head_diagram(ax=None):
+    """Salton et al.'s attention head (chapter 02) as boxes with the tensor shape at each stage, computed for
+    every step of a batch at once: B sentences, T steps, H hidden units, A attention units, V words. The
+    dashed branch, W_q h_t, exists only for the combined score (Eq. 10)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 6.5))
+    x = 0.42  # the main column
+    boxes = {  # name: (x, y, text, shape)
+        "h": (x, 0.95, "LSTM outputs of the sentence $h_1 \\dots h_T$", "(B, T, H)"),
+        "keys": (0.24, 0.79, "keys $W_s h_i$", "(B, T, A)"),
+        "query": (0.60, 0.79, "query $W_q h_t$ (combined only)", "(B, T, A)"),
+        "scores": (x, 0.63, "scores $v_s^\\top \\tanh(W_s h_i\\,[+\\,W_q h_t])$   Eq. 9 / 10", "(B, T, T)"),
+        "softmax": (x, 0.47, "keep $i < t$, softmax over $i$: weights $a_{t,i}$   Eq. 4", "(B, T, T)"),
+        "context": (x, 0.31, "context $c_t = \\Sigma_i\\, a_{t,i}\\, h_i$   Eq. 3", "(B, T, H)"),
+        "merge": (x, 0.15, "merge $h'_t = \\tanh(W_c [h_t; c_t] + b_c)$   Eq. 7", "(B, T, 2H) -> (B, T, H)"),
+        "out": (x, -0.01, "next word $\\mathrm{softmax}(E\\, h'_t + b)$   Eq. 8", "(B, T, V)"),
+    }
+    for name, (bx, by, text, shape) in boxes.items():
+        ax.text(bx, by, f"{text}\n{shape}", ha="center", va="center", fontsize=10,
+                bbox=dict(boxstyle="round,pad=0.4", fc="#fdf0e6" if name == "merge" else "#eef3fb", ec="0.3",
+                          ls="--" if name == "query" else "-"))
+    edges = [("h", "keys", "-"), ("h", "query", "--"), ("keys", "scores", "-"), ("query", "scores", "--"),
+             ("scores", "softmax", "-"), ("softmax", "context", "-"), ("context", "merge", "-"), ("merge", "out", "-")]
+    for start, end, style in edges:
+        (x0, y0, *_), (x1, y1, *_) = boxes[start], boxes[end]
+        ax.annotate("", xy=(x1, y1 + 0.055), xytext=(x0, y0 - 0.055),
+                    arrowprops=dict(arrowstyle="->", color="0.3", ls=style, lw=1.2))
+    # h_t goes around the attention straight into the merge; every h_i is also a value of Eq. 3.
+    ax.plot([0.66, 0.93, 0.93], [0.95, 0.95, 0.15], color="C1", lw=1.4)
+    ax.annotate("", xy=(0.715, 0.15), xytext=(0.93, 0.15), arrowprops=dict(arrowstyle="->", color="C1", lw=1.4))
+    ax.text(0.945, 0.55, "$h_t$ itself", color="C1", fontsize=10, rotation=90, va="center")
+    ax.plot([0.18, 0.04, 0.04], [0.95, 0.95, 0.31], color="0.5", lw=1, ls=":")
+    ax.annotate("", xy=(0.265, 0.31), xytext=(0.04, 0.31), arrowprops=dict(arrowstyle="->", color="0.5", lw=1, ls=":"))
+    ax.text(0.025, 0.63, "values $h_i$, $i < t$", color="0.4", fontsize=10, rotation=90, ha="right", va="center")
+    ax.set_xlim(-0.02, 1.0)
+    ax.set_ylim(-0.08, 1.02)
+    ax.axis("off")
+    return ax
+
+
+def first_updates_panels(traces: dict[str, dict], unigram: float | None = None):
+    """The first updates of several networks (chapter 02), two panels: the training perplexity of each batch
+    (a running median over 9 updates, so that one odd batch does not stretch the axis) and the share of the
+    output's energy carried by its mean over positions. ``traces`` maps a label to ``{"ppl": [...],
+    "step": [...], "share": [...]}``; ``unigram`` draws the unigram count model's perplexity."""
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for i, (label, trace) in enumerate(traces.items()):
+        ppl = np.array(trace["ppl"])
+        smooth = [np.median(ppl[max(0, k - 4):k + 5]) for k in range(len(ppl))]
+        axes[0].plot(range(1, len(ppl) + 1), smooth, color=f"C{i}", lw=1.5, label=label)
+        axes[1].plot(trace["step"], trace["share"], "-o", ms=3, color=f"C{i}", label=label)
+    if unigram is not None:
+        axes[0].axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
+    axes[0].set_yscale("log")
+    top = max(max(t["ppl"][len(t["ppl"]) // 3:]) for t in traces.values())  # after the first third
+    axes[0].set_ylim(None, min(axes[0].get_ylim()[1], 3 * top))
+    axes[0].set_ylabel("training perplexity of the batch (log)")
+    axes[0].set_title("batch perplexity (running median of 9)")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_ylabel("mean share of the output")
+    axes[1].set_title("how much of the output is the same everywhere")
+    for ax in axes:
+        ax.set_xlabel("update")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+    fig.tight_layout()
+    return axes
+
+
+def attention_spread(stats: dict, max_distance: int = 20):
+    """How evenly an attention head spreads its weight over the history (chapter 02), two panels: the
+    normalised entropy H(a_t) / log(#slots) by position t (1 = uniform), and the mean weight on the output d
+    steps back, each beside uniform attention. ``stats`` maps a label to
+    :class:`mlm.analysis.history.AttentionStats`."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for i, (label, s) in enumerate(stats.items()):
+        positions = [t for t in range(2, len(s.count_by_position)) if s.count_by_position[t] > 0]
+        axes[0].plot(positions, [s.entropy_ratio[t] for t in positions], "-o", ms=3, color=f"C{i}", label=label)
+        distances = range(1, max_distance + 1)
+        axes[1].plot(distances, s.weight_by_distance[1:max_distance + 1], "-o", ms=3, color=f"C{i}", label=label)
+    axes[0].axhline(1, color="k", ls="--", lw=1, label="uniform attention")
+    axes[1].plot(distances, s.uniform_by_distance[1:max_distance + 1], "k--", lw=1, label="uniform attention")
+    axes[0].set_ylim(0, 1.05)
+    axes[0].set_xlabel("position t in the sentence")
+    axes[0].set_ylabel("H(a_t) / log(#slots)")
+    axes[0].set_title("spread of the weights (1 = uniform)")
+    axes[1].set_xlabel("distance d = t - i")
+    axes[1].set_ylabel("mean weight")
+    axes[1].set_title("weight on the output d steps back")
+    axes[1].set_xticks(range(0, max_distance + 1, 5))
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+    fig.tight_layout()
+    return axes
 
 def window_head_diagram(window: int = 3, ax=None):
     """Daniluk et al.'s key-value-predict head (their Figure 1c) with the shape of every tensor: the LSTM

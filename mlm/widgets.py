@@ -13,7 +13,7 @@ def _show_probe(models: dict, vocab, text: str, name: str):
     words = text.lower().split()
     unknown = [w for w in words if w not in vocab]
     probe = probe_sentence(models[name], vocab, words)
-    attention_heatmap(probe, title=f"{name}: {' '.join(words)}")
+    attention_heatmap(probe, title=f"{name}: weight against uniform attention over its row", relative=True)
     plt.show()
     if unknown:
         print("not in the vocabulary, read as <unk>:", ", ".join(unknown))
@@ -55,7 +55,8 @@ def _sentence_explorer(models: dict, vocab, examples: list[str], show):
 
 
 def attention_explorer(models: dict, vocab, examples: list[str]):
-    """Pick or type a sentence and a model; see its attention matrix and top predictions.
+    """Pick or type a sentence and a model; see its attention matrix (each weight against uniform attention
+    over its row, :func:`mlm.plots.attention_heatmap` with ``relative=True``) and top predictions.
 
     ``models`` maps a label to a trained sentence model with an attention head. Headless (the
     book runner) or without ipywidgets, it draws the first example for every model instead.
