@@ -373,8 +373,8 @@ by_source, by_slot = explained(log_ratio, source), explained(log_ratio, slot)
 top = full.max(-1).values * L  # (steps,) the largest weight of each step against uniform
 print(f"{len(full):,} steps with a full window: normalised entropy median {entropy.median():.3f} "
       f"(10% of the steps below {entropy.quantile(0.1):.3f})")
-print(f"largest weight of a step: median {top.median():.1f}x uniform; 4x or more in {(top >= 4).double().mean():.1%} "
-      f"of the steps")
+print(f"largest weight of a step: median {top.median():.1f}x uniform; half the window's weight or more "
+      f"in {(full.max(-1).values >= 0.5).double().mean():.1%} of the steps")
 print(f"variance of log(L * weight) explained by which output is read: {by_source:.0%}; "
       f"by how far back: {by_slot:.0%}")
 
@@ -412,8 +412,8 @@ plt.show()
 
 # %% [markdown]
 # **What the numbers say.** The weights are spread over the whole window at every step, not only on average:
-# a typical step has a normalised entropy of about 0.95, and its largest weight is 2 to 3 times the uniform
-# share, rarely 4.
+# a typical step has a normalised entropy above 0.9, and its largest weight is a few times the uniform
+# share of $1/L$. A single slot takes half the weight in almost no step.
 #
 # What structure there is belongs to the outputs, not to their distance: which output sits in a slot
 # explains most of the variance of the log-weights, its position almost none, so the mean by position is
@@ -425,7 +425,7 @@ plt.show()
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above describe these numbers; the assertions keep them true on another CPU or thread count.
 assert 0.9 < float(entropy.median()) < 0.99, float(entropy.median())
-assert 1.8 < float(top.median()) < 3.2 and float((top >= 4).double().mean()) < 0.1, top.median()
+assert 1.5 < float(top.median()) < 5 and float((full.max(-1).values >= 0.5).double().mean()) < 0.05, top.median()
 assert by_source > 0.6 and by_slot < 0.1, (by_source, by_slot)
 assert max(abs(float(w) - 1 / L) for w in full.mean(0)) < 0.35 / L, full.mean(0)
 assert {w for _, w in salience[::-1][:6]} & {".", "a", "an", "the"}, salience[::-1][:6]

@@ -124,7 +124,8 @@ def test_exiting_or_hanging_in_a_function_scores_nothing(tmp_path, exit_call):
     path.write_text(source)
     from exercises import grader
 
-    reports, problem = grader._child_results(REGISTRY["00"], "00", path, [], timeout=5, verbose=False)
+    timeout = 5 if "while" in exit_call else 120  # a loaded machine can take more than 5 s to import torch
+    reports, problem = grader._child_results(REGISTRY["00"], "00", path, [], timeout=timeout, verbose=False)
     statuses = {name: r["status"] for name, r in reports.items()}
     assert "pass" not in statuses.values()
     if "SystemExit" in exit_call:  # caught per check: grading went on
