@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: jupyter,tags,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
 #     text_representation:
@@ -600,12 +600,10 @@ assert {c.group for c in pending} <= {"cpu-daniluk2017-wt2", "compare-ptb"} and 
 # %% [markdown]
 # > **Where this falls short.** The stored evidence answers the book's question (one recipe, 2.70M
 # > parameters, PTB sentences), not the paper's: the runs of its own protocol on WikiText-2, and of windows
-# > retrained at $L = 1$ and $15$ that pose the short-span claim as the paper does, are still to come. The
-# > reduced run is one seed, five short epochs on 60k tokens at a third of the widths, and the recall runs
-# > one small size (64 units, 15 epochs): a model trained longer may attend more sharply and learn the
-# > lookup these did not. No full-size run (`size = "full"`, a GPU) has been made. What the window holds at
-# > an article's start, the carried window, dropout and the stopping rule are the book's choices, not the
-# > paper's, which leaves them open.
+# > retrained at $L = 1$ and $15$ (the short-span claim as the paper poses it), are still to come. The
+# > reduced run is one seed of five short epochs, and the recall runs one small size: a model trained longer
+# > may attend more sharply and learn the lookup these did not. No full-size run has been made. The window
+# > at an article's start, dropout and the stopping rule are the book's choices; the paper leaves them open.
 #
 # **Exercise 03** ([`exercises/ex03_short_attention.py`](../exercises/ex03_short_attention.py)) asks you to
 # implement the key-value-predict split and the window mask; `python -m exercises.grader 03` checks them

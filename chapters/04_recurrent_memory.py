@@ -99,13 +99,12 @@ for label, entry in recall.items():  # the Memory Block's weight on the source w
 # what it keeps in its state does not fade over this range. Its seeds differ widely, one recalling far less
 # than the other two.
 #
-# RM's three seeds show both ways a model with a memory can recall. In its seed 2 the LSTM under the block
-# never learned to carry the pair: within the block's reach ($d \le 15$) the model recalls about two values in
-# three by reading the source directly, half of its weight on it against 0.07 for uniform attention, and
-# beyond the reach it falls to chance. In seeds 0 and 1 the LSTM carries the pair, so recall hardly changes
-# at the reach: the block still puts three times the uniform weight on the source, but the LSTM's state
-# makes that unnecessary. RMR's block, behind a second LSTM layer, spreads its weight about uniformly, and
-# its recall is its LSTM's, high in one seed and at chance in another, at every distance.
+# RM's three seeds show both ways a model with a memory can recall. In seed 2 the LSTM under the block never
+# learned to carry the pair: within the block's reach ($d \le 15$) the model recalls about two values in three
+# by reading the source, half of its weight on it against 0.07 for uniform, and beyond the reach it falls to
+# chance. In seeds 0 and 1 the LSTM carries the pair, so recall hardly changes at the reach, though the block
+# still puts three times the uniform weight on the source. RMR's block, behind a second LSTM layer, spreads
+# its weight about uniformly; its recall is its LSTM's, high in one seed and at chance in another.
 #
 # **At matched positions.** The critical token's position in its line is the prefix plus $d$ plus one (the
 # key), so the larger distances are also asked later in the line. The table holds the position fixed and
