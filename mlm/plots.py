@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -185,13 +187,22 @@ def attention_spread(stats: dict, max_distance: int = 20):
     fig.tight_layout()
     return axes
 
+def _head_box(ax, x, y, text, width):
+    """A rounded white box of ``width`` centred on (x, y) holding ``text``: one block of a head diagram."""
+    from matplotlib.patches import FancyBboxPatch
+
+    ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
+                                facecolor="white", edgecolor="0.3", zorder=2))
+    ax.text(x, y, text, ha="center", va="center", fontsize=9, zorder=3)
+
+
 def window_head_diagram(window: int = 3, ax=None):
     """Daniluk et al.'s key-value-predict head (their Figure 1c) with the shape of every tensor: the LSTM
     output of each step split into key, value and predict parts, the window of the previous ``window``
     outputs, and the equations that turn them into the next-word distribution. Keys go down to the scores,
     values up to the read. (Plain attention uses one vector as all three parts; key-value predicts from the
     value.)"""
-    from matplotlib.patches import FancyBboxPatch, Rectangle
+    from matplotlib.patches import Rectangle
 
     if ax is None:
         _, ax = plt.subplots(figsize=(9.5, 6.5))
@@ -210,10 +221,7 @@ def window_head_diagram(window: int = 3, ax=None):
         ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, k)", va="center", fontsize=8, color=color)
     ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3k),\nsplit in three (Eq. 11)", va="center", fontsize=8)
 
-    def box(x, y, text, width):
-        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
-                                    facecolor="white", edgecolor="0.3", zorder=2))
-        ax.text(x, y, text, ha="center", va="center", fontsize=9, zorder=3)
+    box = functools.partial(_head_box, ax)
 
     def arrow(x0, y0, x1, y1, color="0.3", **kw):
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": color, "lw": 1.3, **kw})
@@ -243,7 +251,7 @@ def window_head_diagram(window: int = 3, ax=None):
 def ngram_head_diagram(n: int = 4, ax=None):
     """Daniluk et al.'s N-gram RNN head (their Figure 1d, Eq. 13) with the shape of every tensor: the LSTM
     output of each step split into N-1 parts, and part j of the output j-1 steps back concatenated."""
-    from matplotlib.patches import FancyBboxPatch, Rectangle
+    from matplotlib.patches import Rectangle
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 5))
@@ -262,10 +270,7 @@ def ngram_head_diagram(n: int = 4, ax=None):
     ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
             "faded parts serve other steps", va="center", fontsize=8)
 
-    def box(x, y, text, width):
-        ax.add_patch(FancyBboxPatch((x - width / 2, y - 0.32), width, 0.64, boxstyle="round,pad=0.05",
-                                    facecolor="white", edgecolor="0.3"))
-        ax.text(x, y, text, ha="center", va="center", fontsize=9)
+    box = functools.partial(_head_box, ax)
 
     centre = (xs[0] + xs[-1]) / 2
     cat_y, merge_y, out_y = 0.5 * parts + 1.2, 0.5 * parts + 2.4, 0.5 * parts + 3.6
