@@ -144,9 +144,10 @@ for w in range(len(toy_vocab)):
 # ### Data noising (Xie et al.; Kong et al.'s Table 1)
 #
 # Xie et al. turn these recipes into data augmentation. While training, each input word $x_t = i$ is, with
-# probability $\gamma_i$, replaced by a word drawn from a proposal $q$:
+# probability $\gamma_i$, replaced by a word drawn from a *proposal* distribution $\pi$
+# (Kong et al. write $U$ or $K$ for their two proposals; $q$ names the variational distribution of section 3):
 #
-# | name | noised | $\gamma_i$ | proposal $q$ |
+# | name | noised | $\gamma_i$ | proposal $\pi$ |
 # |---|---|---|---|
 # | blank noising | input | $\gamma$ | the blank word "_" |
 # | linear interpolation | input | $\gamma$ | unigram $U$ |
@@ -162,13 +163,13 @@ for w in range(len(toy_vocab)):
 def noise_reference(inputs, targets, gamma, cdf, noise_targets):
     """Data noising position by position; draws its random numbers in the order DataNoising.noise does."""
     coin = torch.rand(inputs.shape)  # (batch, time): noise x_t if coin < gamma_{x_t}
-    u_input = torch.rand(inputs.shape, dtype=cdf.dtype) * cdf[-1]  # (batch, time): inverse-CDF draws of v ~ q
+    u_input = torch.rand(inputs.shape, dtype=cdf.dtype) * cdf[-1]  # (batch, time): inverse-CDF draws of v ~ pi
     u_target = torch.rand(inputs.shape, dtype=cdf.dtype) * cdf[-1] if noise_targets else None
     inputs, targets = inputs.clone(), targets.clone()
     for b in range(inputs.size(0)):
         for t in range(inputs.size(1)):
             if coin[b, t] < gamma[inputs[b, t]]:  # with probability gamma_i ...
-                inputs[b, t] = min(int((cdf <= u_input[b, t]).sum()), len(cdf) - 1)  # ... x_t <- v ~ q
+                inputs[b, t] = min(int((cdf <= u_input[b, t]).sum()), len(cdf) - 1)  # ... x_t <- v ~ pi
                 if noise_targets:  # Kneser-Ney: the target is replaced by a second, independent draw
                     targets[b, t] = min(int((cdf <= u_target[b, t]).sum()), len(cdf) - 1)
     return inputs, targets
@@ -204,7 +205,7 @@ for label, ids in (("inputs ", batch.inputs[2, :16]), ("noised ", fast[0][2, :16
     print(f"{label}: {show(ids)}")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-# Over many batches, each frequent word is changed at the rate gamma_i (1 - q_i) (a draw may return the word itself).
+# Over many batches, each frequent word is changed at the rate gamma_i (1 - pi_i) (a draw may return the word itself).
 torch.manual_seed(seed)
 inputs = batch.inputs.repeat(40, 1)  # about 90k positions
 changed = noiser.noise(inputs, batch.targets.repeat(40, 1))[0] != inputs
@@ -230,10 +231,10 @@ noising_explorer(ptb_counts, vocab, ["francisco", "stock", "the", "york", "presi
 #
 # Replacing input word $i$ by $v$ is the same as reading the embedding $e_v$ where $e_i$ would have been. So
 # instead of noising the data, Kong et al. put a distribution on every word's embedding: a mixture of Gaussians
-# centred on the rows of one base matrix. For linear interpolation, $\gamma_i = \gamma$ and $q = U$ (Eq. 2);
-# for Kneser-Ney, the discounted $\gamma_i$ and $q = K$ (Eq. 4):
+# centred on the rows of one base matrix. For linear interpolation, $\gamma_i = \gamma$ and $\pi = U$ (Eq. 2);
+# for Kneser-Ney, the discounted $\gamma_i$ and $\pi = K$ (Eq. 4):
 #
-# $$ q(e_i) = (1 - \gamma_i + \gamma_i q_i)\, \mathcal N(e_i, \sigma I) + \sum_{v \neq i} \gamma_i q_v\,
+# $$ q(e_i) = (1 - \gamma_i + \gamma_i \pi_i)\, \mathcal N(e_i, \sigma I) + \sum_{v \neq i} \gamma_i \pi_v\,
 #    \mathcal N(e_v, \sigma I) = \sum_v \theta^i_v\, \mathcal N(e_v, \sigma I) \qquad \text{(Eq. 2, 4)} $$
 #
 # The mixture weights $\theta^i_v$ form a matrix $\Theta$ (vocab, vocab) whose row $i$ says where word $i$ can
@@ -291,7 +292,7 @@ assert all(torch.equal(x[r, t], x[r, u]) for r in range(4) for t in range(tokens
 flow_diagram([
     ("tokens x", "(batch, time)"),
     ("row_types: distinct (row, word) pairs", "(pairs,) + inverse (batch, time)"),
-    (r"draw: replace ~ Bernoulli($\gamma_w$), $v \sim q$", "(pairs,)   element-wise: (pairs, d)"),
+    (r"draw: replace ~ Bernoulli($\gamma_w$), $v \sim \pi$", "(pairs,)   element-wise: (pairs, d)"),
     (r"compose: $e_w$ or $e_v$, times the dropout mask", "(pairs, d)"),
     ("spread back: vectors[inverse]", "(batch, time, d)"),
     ("2-layer LSTM (no memory head)", "(batch, time, h),  h = d (tied)"),
@@ -307,7 +308,7 @@ plt.show()
 # Xie et al. evaluate on clean inputs: the embedding $e_i$ itself, the *mode* of $q(e_i)$ whenever
 # $1 - \gamma_i > \gamma_i$. A Bayesian model predicts with the posterior's mean (Kong et al.'s section 4.1):
 #
-# $$ \bar e_i = (1 - \gamma_i + \gamma_i q_i)\, e_i + \sum_{v \neq i} \gamma_i q_v\, e_v = \sum_v \theta^i_v e_v, $$
+# $$ \bar e_i = (1 - \gamma_i + \gamma_i \pi_i)\, e_i + \sum_{v \neq i} \gamma_i \pi_v\, e_v = \sum_v \theta^i_v e_v, $$
 #
 # each word pulled toward the proposal-weighted average embedding, more strongly the more often it is noised.
 # In matrix form the mean is $\Theta E$; `smoothed_mean` computes it without $\Theta$, in $O(Vd)$:
@@ -334,7 +335,7 @@ for elementwise in (False, True):
 # dimension on its own, while $\gamma_i$ is drawn once per word so that a kept word keeps one base vector:
 #
 # $$ q(e_{i,j}) = (1 - \alpha_{i,j}) \Big[ (1 - \gamma_i)\, \mathcal N(e_{i,j}, \sigma)
-#    + \gamma_i \sum_v q_v\, \mathcal N(e_{v,j}, \sigma) \Big] + \alpha_{i,j}\, \mathcal N(0, \sigma)
+#    + \gamma_i \sum_v \pi_v\, \mathcal N(e_{v,j}, \sigma) \Big] + \alpha_{i,j}\, \mathcal N(0, \sigma)
 #    \qquad \text{(Eq. 6)} $$
 #
 # Drawing $\gamma$ per *dimension* as well gives **element-wise smoothing**: a vector mixes elements of several
@@ -362,11 +363,11 @@ for preset in ("kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vs-elementwise"):
 # \rVert^2$. Summed over the words $i$, the vector $e_v$ collects half its weight in every mixture that can pick
 # it, a column sum of $\Theta$:
 #
-# $$ c_v = \frac12 \sum_i \theta^i_v = \frac12 \Big[ 1 - \gamma_v + q_v \sum_i \gamma_i \Big], \qquad
+# $$ c_v = \frac12 \sum_i \theta^i_v = \frac12 \Big[ 1 - \gamma_v + \pi_v \sum_i \gamma_i \Big], \qquad
 #    \text{regularizer } \lambda \sum_v c_v \lVert e_v \rVert^2. $$
 #
 # The paper's Eq. 3 prints $\lambda [(V - 1)\gamma + 1 - \gamma + \gamma U_i] / 2$: it gives $\theta^i_v$ as
-# $\gamma$ for $v \neq i$, dropping the $q_v$ that Eq. 2 puts there, so every word would get a coefficient of
+# $\gamma$ for $v \neq i$, dropping the $\pi_v$ that Eq. 2 puts there, so every word would get a coefficient of
 # order $V\gamma$ that barely depends on the data. We use the column sum above. It agrees with the paper's
 # footnote 5 (vectors drawn more often are penalised more), and a uniform proposal gives $c_v = 1/2$, the plain
 # Gaussian prior, i.e. ordinary weight decay.

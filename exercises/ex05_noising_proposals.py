@@ -39,9 +39,9 @@ Part 2: variational smoothing (Kong et al. 2019, section 4)
 -----------------------------------------------------------
 Kong et al. read noising as a posterior over the embedding of word i, a mixture::
 
-    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v q_v N(e_v, sigma I)
+    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v pi_v N(e_v, sigma I)
 
-with (gamma_i, q) from one of the schemes above (sigma -> 0 here). You write three pieces:
+with (gamma_i, pi) from one of the schemes above (sigma -> 0 here). You write three pieces:
 
 3. ``posterior_mean``: at test time the model uses the mean of q (section 4.1), not e_i.
 4. ``sample_embeddings``: in training, one matrix is drawn per *sequence* (a row of the
@@ -79,9 +79,9 @@ def absolute_discount_gamma(stream: torch.Tensor, vocab_size: int, gamma: float)
 
 
 def posterior_mean(weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
-    """The mean of q(e_i) for every word: (1 - gamma_i) e_i + gamma_i sum_v q_v e_v.
+    """The mean of q(e_i) for every word: (1 - gamma_i) e_i + gamma_i sum_v pi_v e_v.
 
-    weight: (vocab, embed) the base matrix E; gamma: (vocab,); proposal: (vocab,) q, summing to one.
+    weight: (vocab, embed) the base matrix E; gamma: (vocab,); proposal: (vocab,) pi, summing to one.
     Returns (vocab, embed).
     """
     raise NotImplementedError("TODO: mix every row with the proposal's average vector")
@@ -113,12 +113,12 @@ def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
 # YOUR ANSWER HERE
 #
 # Q2 (derive). Write the mixture weights theta^i_v of q(e_i) (careful with v = i), sum them over
-# i, and show c_v = (1 - gamma_v + q_v sum_i gamma_i) / 2. What is c_v for linear interpolation
-# (gamma_i = gamma, q the unigram U)? Which words are pulled harder towards 0?
+# i, and show c_v = (1 - gamma_v + pi_v sum_i gamma_i) / 2. What is c_v for linear interpolation
+# (gamma_i = gamma, pi the unigram U)? Which words are pulled harder towards 0?
 # YOUR ANSWER HERE
 #
 # Q3 (experiment). Run this file. It draws a batch with your sample_embeddings and prints how
-# often each word kept its own vector. Compare with 1 - gamma_i + gamma_i q_i: why is the second
+# often each word kept its own vector. Compare with 1 - gamma_i + gamma_i pi_i: why is the second
 # term there?
 # YOUR ANSWER HERE
 
@@ -133,4 +133,4 @@ if __name__ == "__main__":
     out = sample_embeddings(tokens, weight, gamma, proposal, torch.Generator().manual_seed(0))
     kept = (out.argmax(-1) == tokens).double().mean(0)
     for i in range(vocab):
-        print(f"word {i}: kept {kept[i]:.3f}, 1 - gamma_i + gamma_i q_i = {1 - gamma[i] + gamma[i] * proposal[i]:.3f}")
+        print(f"word {i}: kept {kept[i]:.3f}, 1 - gamma_i + gamma_i pi_i = {1 - gamma[i] + gamma[i] * proposal[i]:.3f}")

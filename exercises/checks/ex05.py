@@ -145,16 +145,16 @@ def _smoothing_inputs(seed: int, vocab: int = 12, embed: int = 5):
     return weight, gamma, proposal / proposal.sum()
 
 
-@check("posterior_mean is E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v", points=2)
+@check("posterior_mean is E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v pi_v e_v", points=2)
 def mean_matches_reference(module):
     weight, gamma, proposal = _smoothing_inputs(60)
     got = expect_tensor(get_function(module, "posterior_mean")(weight, gamma, proposal), tuple(weight.shape),
                         "posterior_mean's result")
     want = smoothed_mean(weight, gamma, proposal)
     if max_diff(got, (1 - gamma[:, None]) * weight + gamma[:, None] * weight.mean(0)) < 1e-9:
-        raise CheckFailed("you average the rows uniformly; the background vector weighs row v by q_v")
+        raise CheckFailed("you average the rows uniformly; the background vector weighs row v by pi_v")
     expect(max_diff(got, want) < 1e-9, "differs from the mean of the mixture q(e_i): keep e_i with weight 1 - gamma_i, "
-           "and give the proposal's average vector sum_v q_v e_v the weight gamma_i")
+           "and give the proposal's average vector sum_v pi_v e_v the weight gamma_i")
 
 
 def _draw(module, tokens, weight, gamma, proposal, seed):
@@ -192,26 +192,26 @@ def draws_follow_gamma(module):
     out = _draw(module, tokens, weight, gamma, proposal, 80)
     chosen = (out[..., None, :] - weight).abs().sum(-1).argmin(-1)  # (rows, vocab): which word each draw used
     kept = (chosen == tokens).double().mean(0)
-    # kept_i = 1 - gamma_i + gamma_i q_i (a replacement may draw the word itself)
+    # kept_i = 1 - gamma_i + gamma_i pi_i (a replacement may draw the word itself)
     want = 1 - gamma + gamma * proposal
     expect(bool(((kept - want).abs() < 0.03).all()), f"each word was kept in {[round(k, 2) for k in kept.tolist()]} "
-           f"of the rows, expected about {[round(w, 2) for w in want.tolist()]} (1 - gamma_i + gamma_i q_i)")
+           f"of the rows, expected about {[round(w, 2) for w in want.tolist()]} (1 - gamma_i + gamma_i pi_i)")
     replaced = chosen[:, 2][chosen[:, 2] != 2]
     share = torch.bincount(replaced, minlength=vocab).double() / max(len(replaced), 1)
     want_share = proposal.clone()
     want_share[2] = 0
     expect(bool(((share - want_share / want_share.sum()).abs() < 0.05).all()),
-           "the replacing words do not follow the proposal q")
+           "the replacing words do not follow the proposal pi")
 
 
-@check("l2_weights is c_v = (1 - gamma_v + q_v sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2", points=2)
+@check("l2_weights is c_v = (1 - gamma_v + pi_v sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2", points=2)
 def l2_matches_reference(module):
     _, gamma, proposal = _smoothing_inputs(90, vocab=20)
     got = expect_tensor(get_function(module, "l2_weights")(gamma, proposal), (20,), "l2_weights' result").double()
     want = l2_coefficients(gamma, proposal)
     if max_diff(got, 0.5 * (1 - gamma + gamma)) < 1e-9 or max_diff(got, 0.5 * (1 - gamma + gamma * 20)) < 1e-9:
-        raise CheckFailed("the contribution of the other words' mixtures is missing its q_v: e_v is picked by q(e_i) "
-                          "with weight gamma_i q_v, for every i")
+        raise CheckFailed("the contribution of the other words' mixtures is missing its pi_v: e_v is picked by q(e_i) "
+                          "with weight gamma_i pi_v, for every i")
     expect(max_diff(got, want) < 1e-9, "differs from 1/2 sum_i theta^i_v with theta^i_v the mixture weights of q(e_i)")
     uniform = torch.full((20,), 1 / 20, dtype=torch.float64)
     flat = get_function(module, "l2_weights")(torch.full((20,), 0.3, dtype=torch.float64), uniform)

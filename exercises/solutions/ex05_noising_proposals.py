@@ -39,9 +39,9 @@ Part 2: variational smoothing (Kong et al. 2019, section 4)
 -----------------------------------------------------------
 Kong et al. read noising as a posterior over the embedding of word i, a mixture::
 
-    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v q_v N(e_v, sigma I)
+    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v pi_v N(e_v, sigma I)
 
-with (gamma_i, q) from one of the schemes above (sigma -> 0 here). You write three pieces:
+with (gamma_i, pi) from one of the schemes above (sigma -> 0 here). You write three pieces:
 
 3. ``posterior_mean``: at test time the model uses the mean of q (section 4.1), not e_i.
 4. ``sample_embeddings``: in training, one matrix is drawn per *sequence* (a row of the
@@ -91,13 +91,13 @@ def absolute_discount_gamma(stream: torch.Tensor, vocab_size: int, gamma: float)
 
 
 def posterior_mean(weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
-    """The mean of q(e_i) for every word: (1 - gamma_i) e_i + gamma_i sum_v q_v e_v.
+    """The mean of q(e_i) for every word: (1 - gamma_i) e_i + gamma_i sum_v pi_v e_v.
 
-    weight: (vocab, embed) the base matrix E; gamma: (vocab,); proposal: (vocab,) q, summing to one.
+    weight: (vocab, embed) the base matrix E; gamma: (vocab,); proposal: (vocab,) pi, summing to one.
     Returns (vocab, embed).
     """
     ### BEGIN SOLUTION: mix every row with the proposal's average vector
-    background = proposal.to(weight.dtype) @ weight  # (embed,): sum_v q_v e_v
+    background = proposal.to(weight.dtype) @ weight  # (embed,): sum_v pi_v e_v
     g = gamma.to(weight.dtype)[:, None]  # (vocab, 1)
     return (1 - g) * weight + g * background
     ### END SOLUTION
@@ -144,22 +144,22 @@ def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
 ### END ANSWER
 #
 # Q2 (derive). Write the mixture weights theta^i_v of q(e_i) (careful with v = i), sum them over
-# i, and show c_v = (1 - gamma_v + q_v sum_i gamma_i) / 2. What is c_v for linear interpolation
-# (gamma_i = gamma, q the unigram U)? Which words are pulled harder towards 0?
+# i, and show c_v = (1 - gamma_v + pi_v sum_i gamma_i) / 2. What is c_v for linear interpolation
+# (gamma_i = gamma, pi the unigram U)? Which words are pulled harder towards 0?
 ### BEGIN ANSWER
-# theta^i_i = 1 - gamma_i + gamma_i q_i and theta^i_v = gamma_i q_v (v != i). Summing over i:
-# sum_i theta^i_v = 1 - gamma_v + gamma_v q_v + q_v sum_{i != v} gamma_i = 1 - gamma_v + q_v sum_i gamma_i,
+# theta^i_i = 1 - gamma_i + gamma_i pi_i and theta^i_v = gamma_i pi_v (v != i). Summing over i:
+# sum_i theta^i_v = 1 - gamma_v + gamma_v pi_v + pi_v sum_{i != v} gamma_i = 1 - gamma_v + pi_v sum_i gamma_i,
 # and the KL's 1/2 ||.||^2 gives the factor 1/2. With gamma_i = gamma and q = U:
 # c_v = (1 - gamma + gamma V U_v) / 2, larger than 1/2 exactly for words more frequent than uniform
 # (U_v > 1/V): frequent words are regularized harder, rare ones less (Kong et al., footnote 5).
 ### END ANSWER
 #
 # Q3 (experiment). Run this file. It draws a batch with your sample_embeddings and prints how
-# often each word kept its own vector. Compare with 1 - gamma_i + gamma_i q_i: why is the second
+# often each word kept its own vector. Compare with 1 - gamma_i + gamma_i pi_i: why is the second
 # term there?
 ### BEGIN ANSWER
 # A replacement word is drawn from q over the whole vocabulary, the word itself included, so word i
-# ends up with its own vector with probability (1 - gamma_i) + gamma_i q_i; the printed shares agree
+# ends up with its own vector with probability (1 - gamma_i) + gamma_i pi_i; the printed shares agree
 # to about 0.01 with 2000 rows.
 ### END ANSWER
 
@@ -174,4 +174,4 @@ if __name__ == "__main__":
     out = sample_embeddings(tokens, weight, gamma, proposal, torch.Generator().manual_seed(0))
     kept = (out.argmax(-1) == tokens).double().mean(0)
     for i in range(vocab):
-        print(f"word {i}: kept {kept[i]:.3f}, 1 - gamma_i + gamma_i q_i = {1 - gamma[i] + gamma[i] * proposal[i]:.3f}")
+        print(f"word {i}: kept {kept[i]:.3f}, 1 - gamma_i + gamma_i pi_i = {1 - gamma[i] + gamma[i] * proposal[i]:.3f}")

@@ -8,11 +8,11 @@ any pair of neighbours in that stream, across sentence boundaries included::
     distinct(i, .)    how many different words follow i   (bigram types starting with i)
     distinct(., v)    how many different words precede v  (bigram types ending with v)
 
-From them come the two proposal distributions q (``T`` in Kong et al.'s Table 1) and the
+From them come the two proposal distributions pi (``T`` in Kong et al.'s Table 1) and the
 per-word noising probability gamma_i:
 
-* unigram proposal           q(v) = count(v) / sum_w count(w)          (linear interpolation)
-* Kneser-Ney continuation    q(v) = distinct(., v) / sum_w distinct(., w)   (section 4.2, "K")
+* unigram proposal           pi(v) = count(v) / sum_w count(w)          (linear interpolation)
+* Kneser-Ney continuation    pi(v) = distinct(., v) / sum_w distinct(., w)   (section 4.2, "K")
 * absolute discounting       gamma_i = gamma * distinct(i, .) / count(i)   (0 for unseen words)
 
 A word that never occurs in the training stream has probability 0 under both proposals, so it is
@@ -62,7 +62,7 @@ def bigram_counts(stream: torch.Tensor, vocab_size: int) -> BigramCounts:
 
 
 def unigram_proposal(counts: BigramCounts) -> torch.Tensor:
-    """(vocab,) q(v) = count(v) / total: the linear-interpolation proposal (Eq. 2's U)."""
+    """(vocab,) pi(v) = count(v) / total: the linear-interpolation proposal (Eq. 2's U)."""
     c = counts.count.double()
     return c / c.sum().clamp_min(1)
 
@@ -81,7 +81,7 @@ def absolute_discount_gamma(counts: BigramCounts, gamma: float) -> torch.Tensor:
 
 @dataclass
 class NoisingScheme:
-    """What one row of Table 1 needs: gamma_i per word, the proposal q, and whether targets are noised too."""
+    """What one row of Table 1 needs: gamma_i per word, the proposal pi, and whether targets are noised too."""
 
     name: str
     gamma: torch.Tensor  # (vocab,) probability of noising word i

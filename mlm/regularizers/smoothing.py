@@ -3,12 +3,12 @@ r"""Variational smoothing (Kong et al. 2019, section 4): data noising as a Bayes
 **The variational distribution.** Each embedding vector is a mixture of Gaussians centred on the
 rows of one base matrix E (Eq. 2 for linear interpolation, Eq. 4 for Kneser-Ney)::
 
-    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v q_v N(e_v, sigma I)
+    q(e_i) = (1 - gamma_i) N(e_i, sigma I) + gamma_i sum_v pi_v N(e_v, sigma I)
 
-with (gamma_i, q) from a row of Table 1 (:mod:`mlm.regularizers.proposals`): gamma_i = gamma and q
-the unigram distribution for linear interpolation, the absolute-discounting gamma_i and q the
+with (gamma_i, pi) from a row of Table 1 (:mod:`mlm.regularizers.proposals`): gamma_i = gamma and pi
+the unigram distribution for linear interpolation, the absolute-discounting gamma_i and pi the
 continuation distribution K for Kneser-Ney. Drawing from it means: keep e_i with probability
-1 - gamma_i, otherwise use e_v with v ~ q (plus sigma-noise, ``sigma`` = 0 by default, the
+1 - gamma_i, otherwise use e_v with v ~ pi (plus sigma-noise, ``sigma`` = 0 by default, the
 "sigma is small" limit). The Monte Carlo estimate of the ELBO (Eq. 1) draws **one matrix per
 sequence** (see :mod:`mlm.regularizers.base` for what a sequence is), so every occurrence of a
 word in a row uses the same draw.
@@ -24,7 +24,7 @@ Options, each from the paper:
   input ("San Francisco": replace "San" and "Francisco" goes too). Where the input word x_{t-1} = i
   of a position is replaced (probability gamma_i, one decision per (row, word type) like the
   embedding itself), the target x_t's output row at that position is replaced by o_v with a second
-  word v ~ q drawn with it; where the input is kept, the target's row is kept. With
+  word v ~ pi drawn with it; where the input is kept, the target's row is kept. With
   ``coupled=False`` each target word's output row is drawn on its own, with its own gamma, once per
   (row, word type) and used at every position of the row (Eq. 5 read as a separate matrix draw).
   Coupling applies to training draws; a test-time draw (``sampling``) replaces every output row
@@ -36,7 +36,7 @@ Options, each from the paper:
 * Prediction with the **mean** of q (section 4.1; ``prediction = "mode"`` uses the base matrix instead, as
   Xie et al.'s clean evaluation does)::
 
-      E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v
+      E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v pi_v e_v
 
   the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (S of them
   with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4, averaging their
@@ -46,13 +46,13 @@ Options, each from the paper:
 **The KL term and the data-dependent L2 (our derivation).** With the prior p(e) = N(0, I),
 Gal & Ghahramani's approximation of the KL of a mixture of narrow Gaussians keeps, for word i,
 ``sum_v theta^i_v / 2 * ||e_v||^2`` plus constants, where theta^i_v are the mixture weights of
-q(e_i): theta^i_i = 1 - gamma_i + gamma_i q_i and theta^i_v = gamma_i q_v for v != i. (The
-paper's text writes "gamma otherwise", dropping q_v; with that slip every word would get a
+q(e_i): theta^i_i = 1 - gamma_i + gamma_i pi_i and theta^i_v = gamma_i pi_v for v != i. (The
+paper's text writes "gamma otherwise", dropping pi_v; with that slip every word would get a
 coefficient growing like V * gamma.) The KL of the whole matrix sums over i, and the vector e_v
 collects a contribution from every q(e_i) that can pick it::
 
-    c_v = 1/2 sum_i theta^i_v = 1/2 [ (1 - gamma_v + gamma_v q_v) + sum_{i != v} gamma_i q_v ]
-        = 1/2 [ 1 - gamma_v + q_v * sum_i gamma_i ]
+    c_v = 1/2 sum_i theta^i_v = 1/2 [ (1 - gamma_v + gamma_v pi_v) + sum_{i != v} gamma_i pi_v ]
+        = 1/2 [ 1 - gamma_v + pi_v * sum_i gamma_i ]
 
 so the regulariser is lambda * sum_v c_v ||e_v||^2. For linear interpolation (gamma_i = gamma)
 c_v = (1 - gamma + gamma V U_v) / 2: a word drawn more often than uniformly (U_v > 1/V) is pulled
@@ -79,12 +79,12 @@ from mlm.regularizers.proposals import NoisingScheme, sample_from
 
 
 def l2_coefficients(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
-    """(vocab,) c_v = (1 - gamma_v + q_v * sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2."""
+    """(vocab,) c_v = (1 - gamma_v + pi_v * sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2."""
     return 0.5 * (1.0 - gamma + proposal * gamma.sum())
 
 
 def smoothed_mean(weight: torch.Tensor, gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
-    """(vocab, embed) mean of q: (1 - gamma_i) w_i + gamma_i sum_v q_v w_v."""
+    """(vocab, embed) mean of q: (1 - gamma_i) w_i + gamma_i sum_v pi_v w_v."""
     background = proposal.to(weight.dtype) @ weight  # (embed,)
     g = gamma.to(weight.dtype)[:, None]  # (vocab, 1)
     return (1.0 - g) * weight + g * background[None, :]
@@ -115,7 +115,7 @@ class VariationalSmoothing(EmbeddingRegularizer):
     # -- drawing from q ----------------------------------------------------------------
     def draw(self, words: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(replace, drawn) for (pairs,) ``words``: whether each pair (element-wise: each of its ``dim``
-        elements) is replaced, with probability gamma_w, and the word v ~ q replacing it; (pairs[, dim]) each."""
+        elements) is replaced, with probability gamma_w, and the word v ~ pi replacing it; (pairs[, dim]) each."""
         gamma = self.gamma[words]  # (pairs,)
         shape = (words.numel(), dim) if self.elementwise else words.shape
         replace = torch.rand(shape, device=words.device) < (gamma[:, None] if self.elementwise else gamma)
