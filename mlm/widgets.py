@@ -98,7 +98,7 @@ def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str,
     """For each noising scheme, the ``top`` most likely words that input ``word_id`` becomes.
 
     ``schemes`` maps a label to a :class:`~mlm.regularizers.proposals.NoisingScheme`; word i turns into
-    v with probability (1 - gamma_i) [v = i] + gamma_i q(v) (Kong et al. Eq. 2 and 4, as mixture weights).
+    v with probability (1 - gamma_i) [v = i] + gamma_i pi(v) (Kong et al. Eq. 2 and 4, as mixture weights).
     Words it never becomes (probability 0: ``<bos>``, ``<pad>``, every word but the blank under blank
     noising) are left out, so a list may be shorter than ``top``.
     """
@@ -111,6 +111,10 @@ def noising_distribution(schemes: dict, word_id: int, top: int = 8) -> dict[str,
         values, ids = torch.topk(probs, min(top, int((probs > 0).sum())))
         out[label] = [(int(i), float(p)) for i, p in zip(ids, values)]
     return out
+
+
+_SCHEME_TITLES = {"blank": "blank noising (the word _)", "unigram": r"linear interpolation ($\pi = U$)",
+                  "absolute": r"absolute discounting ($\pi = U$)", "kneser-ney": r"Kneser-Ney ($\pi = K$)"}
 
 
 def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: int = 8):
@@ -137,10 +141,10 @@ def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: in
         ax.set_xlim(low, 8)
         ax.set_xticks(ticks, ["0.0001", "0.001", "0.01", "0.1", "1"])
         ax.minorticks_off()
-        ax.set_title(f"{name}: gamma_i = {float(schemes[name].gamma[word_id]):.3f}", fontsize=10)
+        ax.set_title(f"{_SCHEME_TITLES[name]}\n$\\gamma_i$ = {float(schemes[name].gamma[word_id]):.3f}", fontsize=10)
         ax.set_xlabel("probability (log scale)", fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
-    fig.suptitle(f"what '{word}' becomes under each noising scheme (gamma = {gamma}; orange: it stays)", fontsize=11)
+    fig.suptitle(f"what '{word}' becomes under each noising scheme ($\\gamma$ = {gamma}; orange: it stays)", fontsize=11)
     fig.tight_layout()
     plt.show()
 
