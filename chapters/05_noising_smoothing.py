@@ -146,7 +146,7 @@ for w in range(len(toy_vocab)):
 #
 # Xie et al. turn these recipes into data augmentation. While training, each input word $x_t = i$ is, with
 # probability $\gamma_i$, replaced by a word drawn from a *proposal* distribution $\pi$
-# (Kong et al. write $U$ or $K$ for their two proposals; $q$ names the variational distribution of section 3):
+# (Kong et al.'s Table 1 calls it $T$ and their equations write $U$ or $K$; $q$ names the variational distribution of section 3):
 #
 # | name | noised | $\gamma_i$ | proposal $\pi$ |
 # |---|---|---|---|
@@ -345,8 +345,9 @@ for elementwise in (False, True):
 #    + \gamma_i \sum_v \pi_v\, \mathcal N(e_{v,j}, \sigma) \Big] + \alpha_{i,j}\, \mathcal N(0, \sigma)
 #    \qquad \text{(Eq. 6)} $$
 #
-# Drawing $\gamma$ per *dimension* as well gives **element-wise smoothing**: a vector mixes elements of several
-# words, and its mean is the vector-wise one. In `compose` it is one gather, `weight[chosen, columns]`:
+# Drawing the replace-or-keep decision per *dimension* as well gives **element-wise smoothing**: a vector mixes
+# elements of several words, and its mean is the vector-wise one. In `compose` it is one gather,
+# `weight[chosen, columns]`:
 
 # %%
 print(inspect.getsource(VariationalSmoothing.compose))

@@ -8,8 +8,8 @@ rows of one base matrix E (Eq. 2 for linear interpolation, Eq. 4 for Kneser-Ney)
 with (gamma_i, pi) from a row of Table 1 (:mod:`mlm.regularizers.proposals`): gamma_i = gamma and pi
 the unigram distribution for linear interpolation, the absolute-discounting gamma_i and pi the
 continuation distribution K for Kneser-Ney. Drawing from it means: keep e_i with probability
-1 - gamma_i, otherwise use e_v with v ~ pi (plus sigma-noise, ``sigma`` = 0 by default, the
-"sigma is small" limit). The Monte Carlo estimate of the ELBO (Eq. 1) draws **one matrix per
+1 - gamma_i, otherwise use e_v with v ~ pi (plus Gaussian noise of standard deviation ``sigma``,
+0 by default, the "sigma is small" limit). The Monte Carlo estimate of the ELBO (Eq. 1) draws **one matrix per
 sequence** (see :mod:`mlm.regularizers.base` for what a sequence is), so every occurrence of a
 word in a row uses the same draw.
 
