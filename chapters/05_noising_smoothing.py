@@ -145,8 +145,8 @@ for w in range(len(toy_vocab)):
 # ### Data noising (Xie et al.; Kong et al.'s Table 1)
 #
 # Xie et al. turn these recipes into data augmentation. While training, each input word $x_t = i$ is, with
-# probability $\gamma_i$, replaced by a word drawn from a *proposal* distribution $\pi$
-# (Kong et al.'s Table 1 calls it $T$ and their equations write $U$ or $K$; $q$ names the variational distribution of section 3):
+# probability $\gamma_i$, replaced by a word drawn from a *proposal* distribution $\pi$ (Kong et al.'s Table 1
+# calls it $T$ and their equations write $U$ or $K$; $q$ names the variational distribution of section 3):
 #
 # | name | noised | $\gamma_i$ | proposal $\pi$ |
 # |---|---|---|---|
@@ -238,8 +238,8 @@ noising_explorer(ptb_counts, vocab, ["francisco", "stock", "the", "york", "presi
 # $e_i$ and $o_i$ for their rows, and $W$ for all the model's weights. Replacing input word $i$ by $v$ is the
 # same as reading the row $e_v$ where $e_i$ would have been. So instead of noising the data, Kong et al. put a
 # distribution $q(e_i)$ on every word's embedding: a mixture of Gaussians centred on the rows of the base matrix
-# $E$ (as in the paper, $e_i$ names both the random vector and the row of $E$). For linear interpolation, $\gamma_i = \gamma$ and $\pi = U$ (Eq. 2);
-# for Kneser-Ney, the discounted $\gamma_i$ and $\pi = K$ (Eq. 4):
+# $E$ (as in the paper, $e_i$ names both the random vector and the row of $E$). For linear interpolation,
+# $\gamma_i = \gamma$ and $\pi = U$ (Eq. 2); for Kneser-Ney, the discounted $\gamma_i$ and $\pi = K$ (Eq. 4):
 #
 # $$ q(e_i) = (1 - \gamma_i + \gamma_i \pi_i)\, \mathcal N(e_i, \sigma I) + \sum_{v \neq i} \gamma_i \pi_v\,
 #    \mathcal N(e_v, \sigma I) = \sum_v \theta^i_v\, \mathcal N(e_v, \sigma I) \qquad \text{(Eq. 2, 4)} $$

@@ -144,9 +144,10 @@ def first_updates_panels(traces: dict[str, dict], unigram: float | None = None):
         axes[1].plot(trace["step"], trace["share"], "-o", ms=3, color=f"C{i}", label=label)
     if unigram is not None:
         axes[0].axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
-    axes[0].set_yscale("log")
     top = max(max(t["ppl"][len(t["ppl"]) // 3:]) for t in traces.values())  # after the first third
-    axes[0].set_ylim(None, min(axes[0].get_ylim()[1], 3 * top))
+    ylim = axes[0].get_ylim()
+    _plain_log_axis(axes[0], [t for t in (200, 500, 1000, 2000, 5000, 10000, 20000) if ylim[0] <= t <= 3 * top])
+    axes[0].set_ylim(ylim[0], min(ylim[1], 3 * top))
     axes[0].set_ylabel("training perplexity of the batch (log)")
     axes[0].set_title("batch perplexity (running median of 9)")
     axes[1].set_ylim(0, 1.05)

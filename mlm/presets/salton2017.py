@@ -67,7 +67,7 @@ def _salton_preset(corpus_key: str, score: str | None) -> Callable[[], Config]:
                          "source": f"Salton et al. 2017, Table {1 if corpus_key == 'ptb' else 2}"}
             if corpus_key == "ptb":
                 cfg.paper["reading"] = (f"{test} is about {test ** PTB_PER_TOKEN:.0f} per predicted token, "
-                                        "the scale of ours")
+                                        "a lower bound on the scale of ours")
         return cfg
 
     return build
