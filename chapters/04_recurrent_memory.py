@@ -67,14 +67,18 @@ results = Path("../results")
 #
 # An LSTM predicts the next word from its state $h_t$ alone, so every earlier word it will need must be
 # squeezed into that one vector as it goes by. The **key-value recall** task of chapter 00 (section 5)
-# measures how well that works: a line names a key with a value, and $d$ words later the key comes back and
-# the model must say the value again. The Memory Block of this chapter holds the last $n = 15$ input words
-# themselves, so while the source value is among them ($d \le 15$) it can read it back directly, without the
-# LSTM having carried it; beyond that **reach** only the LSTM can help.
+# measures how well that works: a line names a key with a value, later the key comes back, and the model must
+# say the value again, $d$ words after it first appeared. That second value is the *critical token*; values
+# are random, so a model that cannot recall the first one is at chance, one in the number of values. The
+# Memory Block of this chapter holds the last $n = 15$ input words themselves, so while the source value is
+# among them ($d \le 15$) it can read it back directly, without the LSTM having carried it; beyond that
+# **reach** only the LSTM can help.
 #
-# The runs below are stored (`python -m mlm reproduce recall`): three seeds of each model at the same small
-# size (64 units; RMR adds a second LSTM layer after the block), with Adam on 20,000 lines, scored on the
-# critical tokens of 1,000 test lines.
+# Section 2 builds two models on the block: **RM** puts it on top of the LSTM, **RMR** between two LSTM
+# layers; "+tM-g" names the variant (positions in the keys, a gate; section 2). The runs below are stored
+# (`python -m mlm reproduce recall`): three seeds of each model at the same small size (64 units), with Adam
+# on 20,000 lines, scored on the critical tokens of 1,000 test lines. *Uniform* attention, $1/15$ on each
+# word in memory, is the weight of a block that does not choose.
 
 # %%
 recall_labels = {"LSTM": "LSTM", "RM(+tM-g)": "RM(+tM-g), n = 15", "RMR(+tM-g)": "RMR(+tM-g), n = 15"}
@@ -82,7 +86,7 @@ recall = load_stored_recall({short: FAMILY_RUNS[family] for short, family in rec
 chance = recall["LSTM"].extras[0]["chance"]
 n_memory = 15
 recall_panels(recall, chance, reach={k: n_memory for k in recall if k != "LSTM"}, reference="LSTM", columns=3,
-              title="Key-value recall: accuracy on the critical token")
+              width=7, title="Key-value recall: accuracy on the critical token (d in bins 2-8, 9-15, 16-22, ...)")
 plt.show()
 for label, entry in recall.items():
     print(f"{label:<11} d <= {n_memory}: {spread(entry.within(2, n_memory), 2)}   d > {n_memory}: "
@@ -95,7 +99,7 @@ for label, entry in recall.items():  # the Memory Block's weight on the source w
               + ", ".join(f"{f['is_max']:.0%}" for f in found) + " of the lines, seed by seed")
 
 # %% [markdown]
-# The plain LSTM recalls far above chance at every distance, and about as well at $d = 50$ as at $d = 5$:
+# The plain LSTM recalls far above chance at every distance, and no worse at $d = 50$ than at $d = 5$:
 # what it keeps in its state does not fade over this range. Its seeds differ widely, one recalling far less
 # than the other two.
 #
@@ -103,8 +107,8 @@ for label, entry in recall.items():  # the Memory Block's weight on the source w
 # learned to carry the pair: within the block's reach ($d \le 15$) the model recalls about two values in three
 # by reading the source, half of its weight on it against 0.07 for uniform, and beyond the reach it falls to
 # chance. In seeds 0 and 1 the LSTM carries the pair, so recall hardly changes at the reach, though the block
-# still puts three times the uniform weight on the source. RMR's block, behind a second LSTM layer, spreads
-# its weight about uniformly; its recall is its LSTM's, high in one seed and at chance in another.
+# still puts three times the uniform weight on the source. RMR's block, below a second LSTM layer, gives the
+# source no more than the uniform weight; its recall is its LSTMs', high in one seed and at chance in another.
 #
 # **At matched positions.** The critical token's position in its line is the prefix plus $d$ plus one (the
 # key), so the larger distances are also asked later in the line. The table holds the position fixed and
@@ -133,8 +137,9 @@ print("('-': fewer than 30 critical tokens)")
 
 # %% [markdown]
 # The LSTM does several points worse when the question comes in the first forty words of a line, and at the
-# same position the two ranges of $d$ are close. RM's rows part at every position, all of it from its seed 2,
-# the one whose LSTM does not carry the pair.
+# same position the two ranges of $d$ are close. RM's rows part at every position from 20 on (the first
+# twenty words hold too few questions with $d > 15$); the figure shows that the gap is its seed 2's, the seed
+# whose LSTM does not carry the pair.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above, pinned on the stored LSTM seeds.
@@ -172,7 +177,8 @@ assert all(abs(rmr.within(2, n_memory)[i] - rmr.within(n_memory + 1)[i]) < 0.05 
 # The **Memory Block** is one such read. The items are the $n$ most recent input words
 # $x_{t-n+1}, \dots, x_t$, the current word included; the query is the LSTM output $h_t$. With the keys
 # stacked into the matrix $M_i$ ($n \times d$, where $d$ is the width of the vectors, as in the paper, not
-# section 1's distance) and the values into $C_i$:
+# section 1's distance; the subscript names the set of words $\{x_i\}$, not the $i$-th key $m_i$) and the
+# values into $C_i$:
 #
 # $$ p_t = \mathrm{softmax}(M_i h_t) \quad (1), \qquad s_t = C_i^\top p_t \quad (3). $$
 #
@@ -397,6 +403,9 @@ sampled = {f"RM(+tM-g), {size}": collected.weights[sample_words(collected, 100, 
            "RM(+tM-g), whole PTB": torch.tensor(whole["RM(+tM-g)"][1]["sampled_weights"])}
 sampled_attention(sampled, title="Attention of 100 sampled test words (Figure 4 analogue)")
 plt.show()
+for label, weights in sampled.items():
+    print(f"{label:<24} largest weight on the current word in {(weights.argmax(1) == n_memory - 1).float().mean():.0%}"
+          f" of the columns; oldest five rows: median weight {weights[:, :5].median() / uniform:.3f} x uniform")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraph below: about two columns in three peak on the current word; the oldest five rows are hundreds
@@ -413,7 +422,8 @@ assert uniform / 20 < sampled[f"RM(+tM-g), {size}"][:, :5].median() < uniform / 
 #
 # **Attention on a distant word (Figure 5).** The whole-PTB model's test predictions whose most attended
 # word lies at least 7 positions back, with the model's top five guesses and their log-probabilities (one
-# example per attended word):
+# example per attended word). Positions count the current word as 1 back, so "8 back" is the seventh word
+# before it:
 
 # %%
 def show_examples(examples):

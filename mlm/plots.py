@@ -501,23 +501,23 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
 
 def memory_block_diagram(n: int = 15, d: int = 128):
     """Chapter 04's architecture figure: RM and RMR at one time step t, every tensor with its shape
-    (B sentences, T steps) and the equation number of each step beside it."""
+    (B sentences of S steps; T is the temporal matrix) and the equation number of each step beside it."""
     fig, ax = plt.subplots(figsize=(11, 6.2))
     ax.set_xlim(0, 12)
     ax.set_ylim(-0.5, 6.4)
     ax.axis("off")
     boxes = {  # name: (x, y, text, fill, the tensor it gives, which side that shape is written on)
-        "x": (1.4, 0, "$x_t$", "white", "(B, T) ids", "l"),
-        "E": (1.4, 1.2, "embedding $E$", "#dbe9f6", "(B, T, d)", "l"),
-        "lstm": (1.4, 2.4, "LSTM", "#fde2c8", "$h_t$: (B, T, d)", "l"),
-        "window": (7.6, 0, rf"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} inputs", "white", "(B, T, n) ids", "r"),
-        "M": (5.6, 1.2, "keys $M(x_i) + T$", "#e5dcf0", "(B, T, n, d); T: (n, d)", "l"),
-        "C": (9.6, 1.2, "values $C(x_i)$", "#e5dcf0", "(B, T, n, d)", "r"),
-        "p": (5.6, 2.4, r"$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(B, T, n)  Eq. 1-2", "r"),
-        "s": (9.6, 3.6, r"$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(B, T, d)  Eq. 3", "r"),
-        "g": (5.6, 3.6, "gate $g(s_t, h_t)$", "#dcefd9", "$h^m_t$: (B, T, d)  Eq. 4-7", "l"),
-        "top": (5.6, 4.8, "RMR only: a second LSTM", "#fde2c8", "(B, T, d)", "l"),
-        "out": (5.6, 6.0, "softmax", "#dcefd9", "(B, T, |V|)", "l"),
+        "x": (1.4, 0, "$x_t$", "white", "(B, S) ids", "l"),
+        "E": (1.4, 1.2, "embedding $E$", "#dbe9f6", "(B, S, d)", "l"),
+        "lstm": (1.4, 2.4, "LSTM", "#fde2c8", "$h_t$: (B, S, d)", "l"),
+        "window": (7.6, 0, rf"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} inputs", "white", "(B, S, n) ids", "r"),
+        "M": (5.6, 1.2, "keys $M(x_i) + T$", "#e5dcf0", "(B, S, n, d); T: (n, d)", "l"),
+        "C": (9.6, 1.2, "values $C(x_i)$", "#e5dcf0", "(B, S, n, d)", "r"),
+        "p": (5.6, 2.4, r"$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(B, S, n)  Eq. 1-2", "r"),
+        "s": (9.6, 3.6, r"$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(B, S, d)  Eq. 3", "r"),
+        "g": (5.6, 3.6, "gate", "#dcefd9", "$h^m_t$: (B, S, d)  Eq. 4-7", "l"),
+        "top": (5.6, 4.8, "RMR only: a second LSTM", "#fde2c8", "(B, S, d)", "l"),
+        "out": (5.6, 6.0, "softmax", "#dcefd9", "(B, S, |V|)", "l"),
     }
     texts = {}
     for name, (x, y, text, fill, _, _) in boxes.items():
@@ -535,7 +535,7 @@ def memory_block_diagram(n: int = 15, d: int = 128):
         (x0, _), (x1, _) = to_data.transform(texts[name].get_bbox_patch().get_window_extent())
         ax.text(x1 + 0.12 if side == "r" else x0 - 0.12, y, shape, ha="left" if side == "r" else "right",
                 va="center", fontsize=9, family="monospace", color="0.3")
-    ax.text(11.9, 5.4, f"d = {d}, n = {n}: B sentences of T steps\nRM: the gate feeds the softmax\n"
+    ax.text(11.9, 5.4, f"d = {d}, n = {n}: B sentences of S steps\nRM: the gate feeds the softmax\n"
             "RMR: a second LSTM in between", ha="right", va="center", fontsize=9.5, color="0.25")
     ax.set_title("The Memory Block between the LSTM and the softmax, at every step t", fontsize=11)
     fig.tight_layout()
