@@ -74,27 +74,29 @@ plt.show()
 # %% [markdown]
 # From the sixth epoch on, validation perplexity stays near 117 while training perplexity keeps falling,
 # to about 44 at the end: the network learns its training text far better than it learns to predict new
-# text. It is **overfitting**; the halving learning rate only keeps it from growing worse, by all but
-# freezing the weights. Two remedies follow. Dropout on the right connections lets Zaremba et al. train
-# networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and 78.4 against 114.5 on the test set);
-# tying removes the largest single matrix, the output layer, which holds 2.0M of the small model's 4.65M
+# text. It is **overfitting**. (In the first epoch training sits above validation only because it is
+# averaged over an epoch in which the weights still change.) Two remedies follow. Dropout on the right
+# connections lets Zaremba et al. train networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and
+# 78.4 against 114.5 on the test set); tying removes the largest single matrix, the output layer, which holds 2.0M of the small model's 4.65M
 # parameters.
 
 # %% [markdown]
 # ## 2. The model, equation by equation
 #
 # Notation: a batch has $B$ rows of $T$ steps; $d$ is the embedding width, $n$ the LSTM width (equal in
-# every configuration here), $|V|$ the vocabulary size and $L = 2$ the number of layers. $h^l_t$ is the
-# output of layer $l$ at step $t$, and $D$ is dropout: in training it zeroes each unit with probability
-# $p$ and scales the others by $1/(1-p)$; in evaluation it is the identity. Zaremba et al. (section 3)
+# every configuration here), $|V|$ the vocabulary size, $E$ the $|V| \times d$ embedding matrix and $L = 2$
+# the number of layers. $h^l_t$ is the output of layer $l$ at step $t$, and $D$ is dropout: in training it
+# zeroes each unit with probability $\rho$ and scales the others by $1/(1-\rho)$; in evaluation it is the
+# identity. Zaremba et al. (section 3)
 # leave their equations unnumbered; the numbers below are this chapter's.
 #
 # $$ h^0_t = E_{w_t} \qquad \text{(1, the embedding row of word } w_t\text{)} $$
-# $$ \begin{pmatrix} i \\ f \\ o \\ g \end{pmatrix} = \begin{pmatrix} \mathrm{sigm} \\ \mathrm{sigm} \\ \mathrm{sigm} \\ \tanh \end{pmatrix} T_{2n,4n} \begin{pmatrix} D(h^{l-1}_t) \\ h^l_{t-1} \end{pmatrix} \qquad \text{(2, gates of layer } l\text{)} $$
+# $$ \begin{pmatrix} i \\ f \\ o \\ g \end{pmatrix} = \begin{pmatrix} \mathrm{sigm} \\ \mathrm{sigm} \\ \mathrm{sigm} \\ \tanh \end{pmatrix} A_{2n,4n} \begin{pmatrix} D(h^{l-1}_t) \\ h^l_{t-1} \end{pmatrix} \qquad \text{(2, gates of layer } l\text{)} $$
 # $$ c^l_t = f \odot c^l_{t-1} + i \odot g, \qquad h^l_t = o \odot \tanh(c^l_t) \qquad \text{(3, 4)} $$
 # $$ p(w_{t+1} \mid w_{\le t}) = \mathrm{softmax}\big(W\, D(h^L_t) + b\big), \qquad W \in \mathbb{R}^{|V| \times n} \qquad \text{(5)} $$
 #
-# $T_{2n,4n}$ is an affine map from the two inputs to the four gates. Equations (2)-(4) are chapter 00's
+# $A_{2n,4n}$ is an affine map from the two inputs to the input, forget and output gates $i, f, o$ (through
+# the logistic sigm) and the candidate $g$ (through tanh). Equations (2)-(4) are chapter 00's
 # LSTM step with one change: $D$ touches only the input coming from below, $h^{l-1}_t$, never the state
 # $h^l_{t-1}$ coming from the previous step. In the package the whole chain is `LanguageModel.forward`,
 # which calls `features` (the part up to the softmax layer):
@@ -104,7 +106,7 @@ print(inspect.getsource(LanguageModel.forward))
 print(inspect.getsource(LanguageModel.features))
 
 # %% [markdown]
-# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=p)` applies $D$
+# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=...)` applies $D$
 # between its layers; `self.head` is the identity for this chapter's models; `self.decode` is $W \cdot + b$
 # (the softmax itself is inside the loss). The fused `nn.LSTM` runs (2)-(4) for all steps and layers in one
 # call. Written one step and one layer at a time, the same model reads:
@@ -196,7 +198,8 @@ for name in ("zaremba2014-small", "zaremba2014-medium", "zaremba2014-large"):
 #
 # $$ \frac{\partial \mathcal{L}}{\partial E_k} = \sum_t \mathbb{1}[w_t = k]\, \frac{\partial \mathcal{L}}{\partial x_t}, \qquad \frac{\partial \mathcal{L}}{\partial W_k} = \sum_t \big(p_t(k) - \mathbb{1}[w_{t+1} = k]\big)\, z_t \qquad \text{(8, 9)} $$
 #
-# so a row of $E$ learns only when its word is an input, while every row of $W$ learns at every step (the
+# for one row of the batch, where $p_t(k)$ is the model's probability of word $k$ at step $t$. So a row of
+# $E$ learns only when its word is an input, while every row of $W$ learns at every step (the
 # softmax pushes the words that did not come next down a little). A tied matrix receives both sums. On one
 # training batch of the reduced runs below:
 
@@ -233,8 +236,8 @@ del model
 # %% [markdown]
 # 4.65M parameters untied and 2.65M tied for the small model, as in Press & Wolf's table; 19.8M and 66.0M
 # untied for the medium and large ones, the 20M and 66M usually quoted. The softmax has two rows more than
-# the paper's, for `<pad>` and `<bos>`, which are never targets in the stream protocol; the trained models
-# below leave them less than a thousandth of the probability.
+# the paper's, for `<pad>` and `<bos>`, which are never targets in the stream protocol; on a test batch the
+# trained models below leave them less than a thousandth of the probability (printed after their curves).
 
 # %% [markdown]
 # ## 4. Watch it train
@@ -258,7 +261,8 @@ print(f"bigram of the same {baseline['train_tokens']:,} tokens: test perplexity 
 for name, run in runs.items():
     r = run.result
     print(f"{name:<21} {r['parameters']:>9,} parameters, {r['updates']:,} updates: "
-          f"test perplexity {r['test_ppl']:.1f} (best validation {r['best_valid_ppl']:.1f}, epoch {r['best_epoch']})")
+          f"test perplexity {r['test_ppl']:.1f} (best validation {r['best_valid_ppl']:.1f}, epoch {r['best_epoch']}; "
+          f"last training perplexity {run.history[-1]['train_ppl']:.0f})")
 
 # %%
 train_valid_panels({"zaremba2014-small (untied)": runs["zaremba2014-small"].history,
@@ -268,8 +272,8 @@ plt.show()
 
 # %% [markdown]
 # Both networks end well below the bigram. Both also overfit, and within a third of the full-size run's
-# epochs: training perplexity falls to 125-150 while validation reaches its lowest at the third epoch (338
-# untied, 318 tied) and the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test
+# epochs: training perplexity falls far below validation, which reaches its lowest at the third epoch while
+# the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test
 # perplexity is read with the weights of the best validation epoch. The tied model ends lower than the untied
 # one with 2M fewer parameters. That is one seed on a slice of the data: a direction, not a verdict (section 5
 # has the stored runs).
@@ -280,6 +284,7 @@ for name, run in runs.items():
     assert run.result["test_ppl"] < baseline["bigram_test"], (name, run.result["test_ppl"], baseline["bigram_test"])
     assert 110 < h[-1]["train_ppl"] < 170 and 300 < min(e["valid_ppl"] for e in h) < 360, (name, h)
     assert h[-1]["valid_ppl"] > 0.99 * min(e["valid_ppl"] for e in h[:-1]), (name, "the last epoch gains nothing")
+    assert run.result["best_epoch"] == 3 and h[-1]["train_ppl"] < 0.6 * run.result["best_valid_ppl"], (name, h)
 assert runs["press2017-small-tied"].result["test_ppl"] < runs["zaremba2014-small"].result["test_ppl"]
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -292,6 +297,7 @@ for name, run in runs.items():
         probs = torch.softmax(run.model(inputs).logits.float(), -1)  # (B, T, |V|)
     extra = probs[..., [vocab.pad_id, vocab.bos_id]].sum(-1).mean().item()
     assert extra < 1e-3, (name, "probability left on <pad> and <bos>", extra)
+    print(f"{name:<21} mean probability on <pad> and <bos>, one test batch: {extra:.1e}")
 
 # %% [markdown]
 # ### What the model writes
@@ -391,7 +397,7 @@ print(f"zaremba2014-small, paper's size, 1 seed: validation {full['best_valid_pp
 # 114.5). One seed cannot say how much of that gap is the draw of the initial weights; what the run does show
 # is that the recipe of section 2 reproduces the paper's result: uniform initialisation in $[-0.1, 0.1]$, the
 # summed loss (6) at a learning rate of 1, clipping at 5 and halving the rate after every epoch from the
-# fifth.
+# fourth.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert full["test_tokens"] == 82_430 and full["epochs_run"] == 13
