@@ -77,8 +77,8 @@ plt.show()
 # text. It is **overfitting**. (In the first epoch training sits above validation only because it is
 # averaged over an epoch in which the weights still change.) Two remedies follow. Dropout on the right
 # connections lets Zaremba et al. train networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and
-# 78.4 against 114.5 on the test set); tying removes the largest single matrix, the output layer, which holds 2.0M of the small model's 4.65M
-# parameters.
+# 78.4 against 114.5 on the test set); tying removes the largest single matrix, the output layer, which
+# holds 2.0M of the small model's 4.65M parameters.
 
 # %% [markdown]
 # ## 2. The model, equation by equation
