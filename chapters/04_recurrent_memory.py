@@ -449,9 +449,9 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 #
 # **Explore.** Type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
 # word, each column an input in memory (the current word on the diagonal and at most 14 words before it;
-# grey cells are outside the memory). Each row is divided by its largest weight, and its label gives that
-# weight beside the uniform $1/k$ over its $k$ words, so every row can be read against uniform. The table
-# lists the most attended word and the top five predictions. (Run headless, the first example is drawn.)
+# grey cells are outside the memory). Each cell shows its weight against the uniform $1/k$ over the row's $k$
+# words in memory, on a log scale: white is uniform, red more than its share, blue less. The table lists the
+# most attended word and the top five predictions. (Run headless, the first example is drawn.)
 
 # %%
 from mlm.widgets import memory_explorer

@@ -473,29 +473,30 @@ def sampled_attention(panels: dict, low: float = 1e-3, title: str = ""):
 
 def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     """A Recurrent Memory model's attention over one sentence (Tran et al.'s Figure 4 for a single
-    sentence): rows are the predicted words, columns the inputs; each row is divided by its largest
-    weight, and the row label gives that weight beside uniform attention 1/k over its k words in
-    memory. Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
+    sentence): rows are the predicted words, columns the inputs. Each cell is its weight against uniform
+    attention 1/k over the row's k words in memory, log2(k * weight), on a diverging scale whose white is
+    uniform (red: more than its share, blue: less), as :func:`attention_heatmap` with ``relative=True``.
+    Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
     import numpy as np
 
     weights = probe["attention"]  # (targets, inputs)
     rows, cols = weights.shape
     t, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
     outside = (j > t) | (j <= t - n)  # not in the memory of row t: the inputs t-n+1 .. t
-    top = weights.max(dim=1).values.clamp(min=1e-12)  # (targets,)
-    k = (~outside).sum(axis=1)
-    labels = [f"{w} (max {float(m):.2f}, unif {1 / kk:.2f})" for w, m, kk in zip(probe["targets"], top, k)]
+    k = (~outside).sum(axis=1, keepdims=True)  # (targets, 1) words in memory
+    ratio = np.log2(np.clip(weights.numpy() * k, 1e-12, None))  # 0 = uniform
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.36 * cols + 3.5, 0.3 * rows + 1.8))
-    image = ax.imshow(np.ma.masked_where(outside, (weights / top[:, None]).numpy()), cmap="Blues", vmin=0, vmax=1,
-                      aspect="auto")
+        _, ax = plt.subplots(figsize=(0.36 * cols + 3.0, 0.3 * rows + 1.8))
+    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-4, vmax=4, aspect="auto")
     ax.set_facecolor("0.85")  # the masked cells: not in memory
-    ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=8)
-    ax.set_yticks(range(rows), labels, fontsize=8)
+    ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=9)
+    ax.set_yticks(range(rows), probe["targets"], fontsize=9)
     ax.set_xlabel(f"inputs in memory (the current word on the diagonal, at most {n})")
     ax.set_ylabel("word being predicted")
-    ax.set_title(f"{title}\n(each row divided by its largest weight; grey: not in memory)", fontsize=10)
-    plt.colorbar(image, ax=ax, fraction=0.03, label="weight / the row's largest")
+    ax.set_title(f"{title}\n(white: uniform attention over the words in memory; grey: not in memory)", fontsize=10)
+    bar = plt.colorbar(image, ax=ax, fraction=0.03, ticks=[-4, -2, 0, 2, 4])
+    bar.ax.set_yticklabels(["1/16", "1/4", "1", "4", "16"])
+    bar.set_label("weight / uniform (log scale)")
     return ax
 
 

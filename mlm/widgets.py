@@ -71,7 +71,7 @@ def _show_memory_probe(models: dict, vocab, text: str, name: str):
     words = [w if w in vocab else w.lower() for w in text.split()]  # PTB's N and <unk> stay as they are
     unknown = [w for w in words if w not in vocab]
     probe = probe_memory_sentence(models[name], vocab, words)
-    memory_attention_map(probe, models[name].head.block.memory_size, title=f"{name}: {' '.join(words)}")
+    memory_attention_map(probe, models[name].head.block.memory_size, title=name)
     plt.show()
     if unknown:
         print("not in the vocabulary, read as <unk>:", ", ".join(unknown))
