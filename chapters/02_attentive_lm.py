@@ -245,9 +245,8 @@ plt.show()
 # in every sentence, training sentences are cut at 35 words, batches hold 32 sentences. SGD starts at a
 # learning rate of 1 and halves it after every epoch from epoch 13, until validation has not improved for 10
 # epochs. Weights start uniform in $[-0.05, 0.05]$, dropout is 50%, gradients are clipped at norm 5, and
-# embeddings are tied. The loss is summed over each sentence and averaged over the batch: the paper says only
-# "average negative log probability", and the summed loss is its official code's (docs/design.md, section 10).
-# The presets `salton2017-ptb-single`, `-combined` and `-lstm` (the same network without the head) hold these
+# embeddings are tied. The loss is summed over each sentence and averaged over the batch (the official code's
+# choice; the paper says only "average negative log probability"). The presets `salton2017-ptb-single`, `-combined` and `-lstm` (the same network without the head) hold these
 # settings; the reduced size shrinks them to minutes:
 
 # %%
@@ -362,9 +361,11 @@ assert late["single, head at 0.1x"] < 1.3 * late["LSTM"], late  # "follows the L
 # it, and after 150 updates its batch perplexity is still far above the LSTM's. Its head emits nearly the
 # same vector wherever it is, whatever it has read, so the model predicts nearly one distribution everywhere,
 # as a unigram model does, and not yet as good a one as the unigram counts (dashed). Almost none of the head's
-# outputs sit near $\pm 1$, so this is not a $\tanh$ stuck there. The merge layer's $W_c$ and $b_c$ act at every
-# position of every sentence, and the loss is summed over the sentence, so at a learning rate of 1 their steps
-# toward "the frequent words everywhere" are large.
+# outputs sit near $\pm 1$, so this is not a $\tanh$ stuck there.
+#
+# A likely cause: the merge layer's $W_c$ and $b_c$ act at every position of every sentence, and the loss is
+# summed over the sentence, so at a learning rate of 1 their steps toward "the frequent words everywhere" are
+# large.
 #
 # With the head at a tenth of the rate the batch perplexity follows the LSTM's. The share has not fallen yet
 # after 150 updates, so the smaller rate tames the start rather than curing it. The reduced presets use it.
@@ -503,9 +504,10 @@ for name, (valid, test) in {"single": (71.7, 70.1), "combined": (72.6, 70.7)}.it
 # That LSTM is trained on the stream protocol, where the state runs on from one sentence into the next; it is
 # not a control under the sentence protocol, and the paper trains none. On one scale the attentive model's 86
 # sits a little above that LSTM's 82.7, not 15% below it, and the two differ in protocol as well. The 86 is
-# still a lower bound on the book's scale, which also counts each sentence's first word, the hardest to predict. The book
-# therefore asks its own question: the same network with and without the head, under one recipe, at one
-# parameter count.
+# still a lower bound on the book's scale, which also counts each sentence's hard first word.
+#
+# The book therefore asks its own question: the same network with and without the head, under one recipe, at
+# one parameter count.
 #
 # There is a second reason the paper's numbers may not measure attention. Reading the official code, the
 # training graph never grows the buffer, so the score weights receive no gradient, and only the test graph
@@ -589,15 +591,16 @@ assert all(curves[k][i][4]["lr"] < curves[k][i][3]["lr"] == 1.0 for k in curves 
 # 1 of both scores even jumps back to about 330 at epoch 4, the last epoch at learning rate 1 (it halves from
 # epoch 5 on, dotted line). Once it decays, they come within 1.5% of the LSTM on validation, but their training
 # perplexity ends higher (63 to 66 against 56 to 57): they fit the training text less well, the mark of a
-# model trained too little rather than one that overfits. The same runs with the head at a tenth of the
-# learning rate, and the paper's own protocol at a CPU width (2 x 200), are the claims still waiting.
+# model trained too little rather than one that overfits. The claims still waiting are the same runs with the
+# head at a tenth of the learning rate, and the paper's own protocol at a CPU width (2 x 200).
 
 # %% [markdown]
 # > **Where this falls short.** The verdicts so far are for the head at the full learning rate, which
 # > spends its first epochs as a unigram model; the runs with the head at 0.1x and those at the paper's own
 # > protocol are not stored yet. No run of the book has the paper's size (2 x 650, 40 epochs and more), so the
-# > paper's 70.1 is neither confirmed nor refuted at that size. The reduced model is one seed and far from
-# > converged: its near-uniform attention may be the paper's smoothing or scores that have not learned yet.
+# > paper's 70.1 is neither confirmed nor refuted at that size.
+# >
+# > The reduced model is one seed and far from converged: its near-uniform attention may be the paper's smoothing or scores that have not learned yet.
 # > On the recall task the single score's seeds range from chance to the LSTM's level after 15 epochs;
 # > whether longer training teaches it a lookup like the combined score's, the stored runs cannot say.
 #
