@@ -474,11 +474,11 @@ for claim in pending:
     print(f"  {claim.text}")
 
 # %% [markdown]
-# The table holds two kinds of rows. The row whose question is *the paper's* compares as Tran et al. did, at
-# **equal width**: RM(+tM-g) and the 1-layer LSTM both at $d = 128$, under Tran's recipe (SGD, no dropout,
-# 15 epochs) on PTB. At that width the memory's two vocabulary-sized tables come on top of the LSTM, so RM
-# has about twice its parameters. The paper's pair comes from Table 2, on 26M words of English news with a
-# 77k-word vocabulary: its level is not comparable with PTB's, only its relative change is.
+# The table holds two kinds of rows. The rows whose question is *the paper's* compare as Tran et al. did, at
+# **equal width**: RM(+tM-g), RMR(-tM-g) and the 1-layer LSTM all at $d = 128$, under Tran's recipe (SGD, no
+# dropout, 15 epochs) on PTB. At that width the memory's two vocabulary-sized tables come on top of the LSTM, so
+# RM and RMR have about twice its parameters. The paper's pairs come from Table 2, on 26M words of English news
+# with a 77k-word vocabulary: its level is not comparable with PTB's, only its relative change is.
 #
 # The rows whose question is *the book's* compare at the **matched recipe** of chapter 06: every family at
 # the 1-layer LSTM's 2.70M parameters. There the tables take the parameters the LSTM would otherwise get.
@@ -511,18 +511,24 @@ describe(compare_runs)
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The prose around this table: at equal width RM beats the LSTM by less than the paper's gain, with twice its
-# parameters, every seed below every LSTM seed; both overfit (best epoch well before the last);
-# both matched-recipe rows lose; RM keeps about a quarter of the control's LSTM weights; RMR cannot fit the
-# training text; RMR and the 3-layer LSTM at equal width wait for runs.
+# parameters, every seed below every LSTM seed, and RMR loses to it while fitting the training text less well;
+# all overfit (best epoch well before the last); both matched-recipe rows lose; RM keeps about a quarter of
+# the control's LSTM weights; RMR cannot fit the training text; the 3-layer LSTM waits for runs.
 matched = [row for row in rows if "2.70M" in row.question]
 assert len(matched) == 2 and all(row.verdict == "contradicted (a loss)" for row in matched), matched
-[equal] = [row for row in rows if row.question.startswith("the paper's: equal width")]
+equal, equal_rmr = [row for row in rows if row.question.startswith("the paper's: equal width")]
 assert equal.verdict == "a gain, smaller than reported" and max(equal.seeds[0]) < min(equal.seeds[1]), equal
+assert equal_rmr.verdict == "contradicted (a loss)" and min(equal_rmr.seeds[0]) > max(equal_rmr.seeds[1]), equal_rmr
+assert 121 < sum(equal_rmr.seeds[0]) / 3 < 123 and 1.9 < own["rmr-notm-g"].results[0]["parameters"] / own[
+    "lstm1"].results[0]["parameters"] < 2.1
 assert 1.9 < own["rm-tm-g"].results[0]["parameters"] / own["lstm1"].results[0]["parameters"] < 2.1
 assert all(r["best_epoch"] == 5 for r in own["rm-tm-g"].results) and all(r["best_epoch"] == 7 for r in own["lstm1"].results)
-own_train = {name: [own[name].metrics(i)[-1]["train_ppl"] for i in range(3)] for name in ("rm-tm-g", "lstm1")}
+own_train = {name: [own[name].metrics(i)[-1]["train_ppl"] for i in range(3)]
+             for name in ("rm-tm-g", "lstm1", "rmr-notm-g")}
 assert max(own_train["rm-tm-g"]) < 42 and 55 < min(own_train["lstm1"]) and max(own_train["lstm1"]) < 58, own_train
-assert len(pending) == 2 and not own["rmr-notm-g"].seeds and not own["lstm3"].seeds, pending
+assert 65 < min(own_train["rmr-notm-g"]) and max(own_train["rmr-notm-g"]) < 72, own_train
+assert all(r["best_epoch"] == 7 for r in own["rmr-notm-g"].results)
+assert len(pending) == 1 and len(own["rmr-notm-g"].seeds) == 3 and not own["lstm3"].seeds, pending
 widths = {name: setting.results[0]["config"]["model"]["hidden_size"] for name, setting in compare_runs.items()}
 assert widths["lstm"] == 128 and widths["rm-tm-g"] < 70 and widths["rmr-notm-g"] < 70, widths
 train_last = {name: [setting.metrics(i)[-1]["train_ppl"] for i in range(len(setting.seeds))]
@@ -532,11 +538,15 @@ assert max(train_last["rm-tm-g"]) < 1.1 * max(train_last["lstm"]), train_last
 assert 115 < sum(own["lstm1"].values("test_ppl")) / 3 < 121
 
 # %% [markdown]
-# **At equal width the memory helps, less than reported.** Every seed of RM scores below every seed of the
-# LSTM, and the interval of the change lies between zero and the paper's 11%: a real gain, bought with twice
-# the parameters. Both overfit under Tran's schedule, which has no dropout: RM fits the training text far
-# better (a final training perplexity near 40, the LSTM's near 56), and its validation perplexity is lowest
-# at epoch 5, the LSTM's at 7. The test perplexity is read at that best epoch.
+# **At equal width RM helps, less than reported; RMR does not.** Every seed of RM scores below every seed of
+# the LSTM, and the interval of the change lies between zero and the paper's 11%: a real gain, bought with
+# twice the parameters. RMR, the same block between two LSTM layers and as many parameters as RM, scores
+# above every LSTM seed, a loss of about 3% where Tran et al. report a 9.6% gain on news.
+#
+# All three overfit under Tran's schedule, which has no dropout; the test perplexity is read at the epoch of
+# the best validation perplexity, 5 for RM and 7 for the others. RM fits the training text far better than
+# the LSTM (a final training perplexity near 40 against 56), RMR less well (66 to 70) despite twice the
+# parameters: the mark of a model this schedule trains too little.
 #
 # **At a matched budget it loses.** RM is left with a 66-unit LSTM, about a quarter of the control's LSTM
 # weights; it fits the training text as well as the control but generalises worse. RMR's two 65-unit layers
@@ -546,9 +556,10 @@ assert 115 < sum(own["lstm1"].values("test_ppl")) / 3 < 121
 # nearly the same tokens as ours (the official code's loader drops sentences outside 10-80 words, which
 # moves perplexity by about 1%). Our 1-layer LSTM at $d = 128$ is already below both, and our RM lower still.
 #
-# > **Where this falls short.** The equal-width gain is measured on PTB, not on the paper's news corpora
-# > (the authors share them through their code repository), and it is smaller than reported; RMR and the
-# > 3-layer LSTM at equal width wait for their runs (`results/README.md`). The matched-recipe rows show only
+# > **Where this falls short.** The equal-width rows are measured on PTB, not on the paper's news corpora
+# > (the authors share them through their code repository): RM's gain is smaller than reported and RMR
+# > loses, which one schedule without dropout on a small corpus may not settle; the 3-layer LSTM at equal
+# > width waits for its runs (`results/README.md`). The matched-recipe rows show only
 # > that at 2.70M parameters the memory's tables cost more than they give. The reduced model and the
 # > whole-PTB models are one seed each and far from converged, so their attention shows where the block
 # > looks, not that looking helps. Sentence completion needs far more training text than a reduced run has,
