@@ -469,7 +469,8 @@ memory_explorer({"RM(+tM-g)": rm.model}, rm.corpus.vocab, examples)
 # %%
 rows, pending = chapter_evidence("04", results)
 show_claims(rows)
-print(f"{len(pending)} more claims of this chapter wait for their runs (results/README.md):")
+if pending:
+    print(f"{len(pending)} more claim(s) of this chapter wait for their runs (results/README.md):")
 for claim in pending:
     print(f"  {claim.text}")
 
@@ -503,7 +504,9 @@ def describe(runs: dict) -> None:
 own = load_settings([spec for spec in cpu.RUNS if spec.group == "cpu-tran2016-ptb"], results)
 print("equal width, d = 128 (results/cpu-tran2016-ptb)")
 describe({name: setting for name, setting in own.items() if setting.seeds})
-print("  waiting for runs: " + ", ".join(name for name, setting in own.items() if not setting.seeds))
+waiting = [name for name, setting in own.items() if not setting.seeds]
+if waiting:
+    print("  waiting for runs: " + ", ".join(waiting))
 compare_runs = load_settings([spec for spec in compare.RUNS if spec.base in ("lstm", "rm-tm-g", "rmr-notm-g")],
                              results)
 print("\nmatched recipe, 2.70M parameters (results/compare-ptb)")
