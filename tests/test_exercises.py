@@ -379,7 +379,7 @@ def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
 @needs_solutions
 def test_l2_weights_without_the_proposal_fails(tmp_path):
     report, results = grade_wrong(tmp_path, "05", wrong_05("proposal * gamma.sum()", "gamma"), "l2_matches_reference")
-    assert "q_v" in results["l2_matches_reference"].hint
+    assert "pi_v" in results["l2_matches_reference"].hint
     assert lost(report) == {"l2_matches_reference"}
 
 

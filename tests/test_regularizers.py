@@ -63,7 +63,7 @@ def _big_batch(seed=0, shape=(400, 500)):
 
 @pytest.mark.parametrize("name", ["unigram", "absolute", "kneser-ney", "blank"])
 def test_noising_rates_match_gamma(name):
-    """P(input i changes) = gamma_i (1 - q_i) per word, within 5 standard errors over 200k positions."""
+    """P(input i changes) = gamma_i (1 - pi_i) per word, within 5 standard errors over 200k positions."""
     torch.manual_seed(0)
     scheme = noising_scheme(name, counts(), 0.3, blank_id=0)
     noiser = DataNoising(scheme).train()
@@ -105,7 +105,7 @@ def _smoother(gamma=0.3, name="kneser-ney", **kwargs):
 
 
 def test_mean_embedding_is_the_closed_form():
-    """Evaluation embeds with E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v q_v e_v (section 4.1), element-wise too."""
+    """Evaluation embeds with E[e_i] = (1 - gamma_i) e_i + gamma_i sum_v pi_v e_v (section 4.1), element-wise too."""
     torch.manual_seed(0)
     emb = torch.nn.Embedding(V, 5).double()
     for elementwise in (False, True):
