@@ -40,6 +40,15 @@ def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
     return ax
 
 
+def _log2_against_uniform(weights, hidden):
+    """log2(weight x k) of every visible cell, k the visible cells of its row, masked where ``hidden``:
+    0 is uniform attention over the row, +1 twice its share, -1 half of it. (rows, columns) numpy arrays."""
+    import numpy as np
+
+    k = (~hidden).sum(axis=1, keepdims=True).clip(min=1)
+    return np.ma.masked_where(hidden, np.log2(np.clip(weights * k, 1e-12, None)))
+
+
 def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
                       xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False,
                       per_row: bool = False):
@@ -69,9 +78,7 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
     future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
     if relative:
-        reachable = (~future).sum(axis=1, keepdims=True).clip(min=1)  # slots each row can attend to
-        ratio = np.log2(np.clip(weights * reachable, 1e-12, None))
-        image = ax.imshow(np.ma.masked_where(future, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
+        image = ax.imshow(_log2_against_uniform(weights, future), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
     else:
         shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
         top = max(float(weights.max()), 1e-6) if vmax is None else vmax
@@ -483,11 +490,9 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     rows, cols = weights.shape
     t, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
     outside = (j > t) | (j <= t - n)  # not in the memory of row t: the inputs t-n+1 .. t
-    k = (~outside).sum(axis=1, keepdims=True)  # (targets, 1) words in memory
-    ratio = np.log2(np.clip(weights.numpy() * k, 1e-12, None))  # 0 = uniform
     if ax is None:
         _, ax = plt.subplots(figsize=(0.36 * cols + 3.0, 0.3 * rows + 1.8))
-    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-4, vmax=4, aspect="auto")
+    image = ax.imshow(_log2_against_uniform(weights.numpy(), outside), cmap="RdBu_r", vmin=-4, vmax=4, aspect="auto")
     ax.set_facecolor("0.85")  # the masked cells: not in memory
     ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=9)
     ax.set_yticks(range(rows), probe["targets"], fontsize=9)
