@@ -472,6 +472,9 @@ assert verdict(window, lstm, paper=reported) == SMALLER and 0.010 < high < 0.010
 # Where the paper itself reported a change under 1%, rows 2 and 4 read **supported**. The 1% margin is the
 # book's choice of a change too small to matter for these models; 95% is the usual level. With fewer than
 # three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled (2 seeds)").
+# Nor does it where the control's mean test perplexity is no better than the interpolated bigram of section
+# 2 on the same tokens: a model that predicts worse than word-pair counts has not learned what a memory
+# could add to, so the claim is **not testable at this size**.
 #
 # Window attention above gains nothing measurable, and its interval excludes the paper's 3.5%: *smaller than
 # reported* (row 5), a stronger statement than "the seeds overlap". It is not *no difference*: the interval's

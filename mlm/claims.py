@@ -16,6 +16,10 @@ reads as a difference) and the paper's own change ``p`` (negative where it repor
   otherwise (it holds both 0 and the paper's change);
 * a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by *no difference*.
 
+A claim whose control does not beat the interpolated bigram of its own data (a count model,
+:mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say: :func:`mlm.table.stored_claims`
+checks that before it asks this rule.
+
 ``converged=False`` (a reduced run stopped after a few epochs) adds **, not converged**: the direction holds
 for this budget and says nothing about the paper's full-size numbers. :func:`interval_text` writes the
 change and its interval for the evidence column, which every verdict stands beside.

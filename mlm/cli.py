@@ -152,6 +152,7 @@ def cmd_bench(args) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    device = [f"train.device={args.device}"] if args.device else []
     if args.manifest:
         if args.presets or args.overrides or args.reference:
             raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
@@ -160,15 +161,15 @@ def cmd_bench(args) -> int:
 
         rows = []
         for spec in bench_specs(args.manifest):
-            rows.append(bench_isolated(spec.preset, spec.size, spec.all_overrides(), args.batches, args.threads,
-                                       label=spec.id.removesuffix(f"/seed{spec.seed}")))
+            rows.append(bench_isolated(spec.preset, spec.size, [*spec.all_overrides(), *device], args.batches,
+                                       args.threads, label=spec.id.removesuffix(f"/seed{spec.seed}")))
             print(f"  {rows[-1]['preset']}: {rows[-1]['train_tokens_per_second']:,.0f} training tokens/s", flush=True)
     elif not args.presets:
         raise ConfigError("name the presets to bench, or a manifest with --manifest")
     else:
-        rows = [bench_preset(p, args.size, args.overrides, batches=args.batches) for p in args.presets]
+        rows = [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches) for p in args.presets]
     if args.reference:
-        rows += [bench_preset(p, args.size, args.overrides, batches=args.batches, reference=True)
+        rows += [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches, reference=True)
                  for p in args.presets if get_preset(p).model.head != "identity"]
     print(format_bench(rows))
     if args.out:
@@ -257,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="full", choices=["full", "reduced"])
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--batches", type=int, default=30)
+    p.add_argument("--device", help="cuda, mps or cpu (default: each preset's, auto)")
     p.add_argument("--reference", action="store_true",
                    help="also time the slow step-by-step reference of each memory head")
     p.add_argument("--out", help="also write the rows as JSON here")

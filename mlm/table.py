@@ -199,20 +199,53 @@ def paper_reading(claim) -> str:
     return get_preset(claim.paper_model).paper.get("reading", "")
 
 
+BASELINE_FILE = "baseline.json"  # in results/GROUP/: the count baseline of the group's data
+# the data settings a count baseline depends on (what it counts and scores)
+BASELINE_DATA = ("corpus", "protocol", "vocab_size", "max_train_tokens", "max_eval_tokens", "max_document_tokens",
+                 "split_sentences")
+
+
+def group_baseline(specs: Sequence, results: str | Path = "results", compute: bool = False) -> dict | None:
+    """The unigram and interpolated-bigram perplexities (:func:`mlm.baselines.count_baseline`) of the data of
+    one group's runs ``specs``, kept in ``results/GROUP/baseline.json``: read from there, or with ``compute``
+    computed from the first run's configuration and written (needs the corpus); None where neither. Every run
+    of the group must read the same data: a count baseline answers for one set of tokens."""
+    data = [{k: getattr(s.config().data, k) for k in BASELINE_DATA} for s in specs]
+    if any(d != data[0] for d in data):
+        raise ValueError(f"the runs of {specs[0].group!r} read different data: one count baseline cannot serve them")
+    path = Path(results) / specs[0].group / BASELINE_FILE
+    stored = _read_json(path)
+    if stored and stored.get("data") == data[0]:
+        return stored
+    if not compute:
+        return None
+    from mlm.baselines import count_baseline
+
+    baseline = {**count_baseline(specs[0].config()), "data": data[0], "computed_for": specs[0].id}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(baseline, indent=2) + "\n")
+    return baseline
+
+
 def stored_claims(claims: Sequence, manifest: str, results: str | Path = "results") -> list:
     """A claims row (:class:`mlm.claims.Claim`) for each :class:`mlm.claims.PaperClaim`, from the runs of
     the manifest ``manifest`` (e.g. ``"cpu"``) stored under ``results``: the paper's pair
     and its change, ours (mean ± sd per side, the change of the means and its 95% interval), and the verdict
     of :func:`mlm.claims.verdict` against the paper's change (*not converged* where a seed of either side was
     still improving at its last epoch, see :meth:`StoredSetting.peaked`). A claim whose runs are not stored
-    yet says so, and how to produce them."""
-    from mlm.claims import NOT_RUN, Claim, interval_text, spread, verdict
+    yet says so, and how to produce them. Where the group's count baseline is stored (:func:`group_baseline`)
+    and the control's mean does not beat its interpolated bigram, the runs learned too little to test
+    anything: the verdict is *not testable at this size*, and the evidence says why."""
+    from mlm.claims import NOT_RUN, UNTESTABLE, Claim, interval_text, spread, verdict
     from mlm.reproduce import load_manifest
 
     specs = load_manifest(manifest)
-    settings = {}
+    settings, floors = {}, {}
     for group in dict.fromkeys(c.group for c in claims):
-        settings[group] = load_settings([s for s in specs if s.group == group], results)
+        group_specs = [s for s in specs if s.group == group]
+        settings[group] = load_settings(group_specs, results)
+        baseline = group_baseline(group_specs, results) if group_specs else None
+        floors[group] = baseline["bigram_test"] if baseline else None
     rows = []
     for claim in claims:
         if claim.pending:
@@ -236,10 +269,17 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
                                           f"'{claim.group}/*'`)", NOT_RUN, claim.question))
             continue
         ours, theirs = model.values("test_ppl"), control.values("test_ppl")
-        rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, "
-                                      f"{interval_text(ours, theirs)}",
-                          verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked()),
-                          claim.question, (ours, theirs, reported_change)))
+        evidence = f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, " \
+                   f"{interval_text(ours, theirs)}"
+        decided = verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked())
+        floor = floors[claim.group]
+        if floor is not None and statistics.fmean(theirs) >= floor:
+            evidence += (f"; the control does not beat the interpolated bigram of the same data ({floor:.1f}): "
+                         "these runs learned too little to test the claim")
+            decided = UNTESTABLE
+        elif floor is not None and statistics.fmean(ours) >= floor:
+            evidence += f"; the model does not beat the interpolated bigram of the same data ({floor:.1f})"
+        rows.append(Claim(claim.text, evidence, decided, claim.question, (ours, theirs, reported_change)))
     return rows
 
 
@@ -466,11 +506,32 @@ def readme_block(path: str | Path, begin: str = README_BEGIN, end: str = README_
     return readme[span[0]:span[1] - 1] if span else None
 
 
+def update_baselines(results: str | Path = "results") -> None:
+    """Compute the count baseline (:func:`group_baseline`) of every group that a claim of
+    :data:`README_MANIFESTS` reads and that has a stored run, where it is missing or its data changed."""
+    import importlib
+
+    from mlm.reproduce import load_manifest
+
+    for manifest in README_MANIFESTS:
+        specs = load_manifest(manifest)
+        for group in dict.fromkeys(c.group for c in importlib.import_module(f"mlm.manifests.{manifest}").CLAIMS):
+            group_specs = [s for s in specs if s.group == group]
+            if not group_specs or not any((Path(results) / s.group / s.name / "result.json").is_file()
+                                          for s in group_specs):
+                continue
+            try:
+                group_baseline(group_specs, results, compute=True)
+            except (OSError, RuntimeError) as err:  # the corpus is not here: the claims go without the floor
+                print(f"count baseline of {group} not computed: {err}", file=sys.stderr)
+
+
 def main(args) -> int:
     """``python -m mlm table [MANIFEST...] [--results DIR] [--out FILE] [--figure PNG] [--readme FILE]``."""
     from mlm.reproduce import load_manifest, manifest_names
 
     specs = [s for name in (args.manifests or manifest_names()) for s in load_manifest(name)]
+    update_baselines(args.results)
     rows = collect_rows(specs, args.results)
     text = format_markdown(rows)
     print(text)

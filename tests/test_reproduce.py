@@ -344,6 +344,49 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
                                   "zaremba2014-small")], "compare", tmp_path)
 
 
+def test_a_claim_whose_control_does_not_beat_the_bigram_is_not_testable(tmp_path):
+    """With the group's count baseline stored, a control at or above the interpolated bigram makes the claim
+    untestable whatever the seeds say; a model above it (the control below) keeps its verdict, with a note."""
+    from mlm.claims import CONTRADICTED, UNTESTABLE, PaperClaim
+    from mlm.manifests.compare import RUNS
+    from mlm.table import BASELINE_DATA, BASELINE_FILE, stored_claims
+
+    claim = PaperClaim("tying helps", "compare-ptb", "tied", "lstm", "press2017-small-tied", "zaremba2014-small")
+    for run, values in (("lstm", (150, 151, 152)), ("tied", (160, 161, 162))):
+        for seed, value in enumerate(values):
+            folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
+            folder.mkdir(parents=True)
+            (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_valid_ppl": value,
+                                                            "best_epoch": 5, "epochs_run": 15}))
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == CONTRADICTED  # no baseline stored
+    data = {k: getattr(RUNS[0].config().data, k) for k in BASELINE_DATA}
+    path = tmp_path / "compare-ptb" / BASELINE_FILE
+    path.write_text(json.dumps({"bigram_test": 151.0, "data": data}))
+    [row] = stored_claims([claim], "compare", tmp_path)
+    assert row.verdict == UNTESTABLE and "does not beat the interpolated bigram of the same data (151.0)" in row.evidence
+    path.write_text(json.dumps({"bigram_test": 155.0, "data": data}))
+    [row] = stored_claims([claim], "compare", tmp_path)
+    assert row.verdict == CONTRADICTED and "the model does not beat the interpolated bigram" in row.evidence
+    path.write_text(json.dumps({"bigram_test": 151.0, "data": {**data, "vocab_size": 5000}}))  # other data: ignored
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == CONTRADICTED
+
+
+def test_stored_count_baselines_are_what_the_data_gives(shared_data, monkeypatch):
+    """results/GROUP/baseline.json, which decides whether a claim is testable, is recomputed from the corpus."""
+    from mlm.baselines import count_baseline
+    from mlm.reproduce import load_manifest
+    from mlm.table import BASELINE_FILE, group_baseline
+
+    monkeypatch.setenv("MLM_DATA_DIR", str(shared_data))
+    results = Path(__file__).resolve().parents[1] / "results"
+    specs = [s for s in load_manifest("cpu") if s.group == "cpu-tran2016-ptb"]
+    stored = group_baseline(specs, results)
+    assert stored is not None and (results / "cpu-tran2016-ptb" / BASELINE_FILE).is_file()
+    fresh = count_baseline(specs[0].config())
+    assert stored["bigram_test"] == pytest.approx(fresh["bigram_test"], rel=1e-9)
+    assert stored["unigram_test"] == pytest.approx(fresh["unigram_test"], rel=1e-9)
+
+
 def test_bench_counts_scored_tokens_as_training_and_the_manifests_do(monkeypatch):
     """Sentences padded to 40 positions: the bench's tokens are the scored targets (words and <eos>), the unit
     of result.json's tokens per second and of a manifest's ``tokens``, never the padded positions."""
@@ -366,10 +409,11 @@ def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, cap
     assert [s.id for s in rp.bench_specs(manifest)] == ["g/plain", "g/wide/seed0"]
     parser = build_parser()
     out = tmp_path / "bench.json"
-    args = parser.parse_args(["bench", "--manifest", manifest, "--batches", "2", "--threads", "1", "--out", str(out)])
+    args = parser.parse_args(["bench", "--manifest", manifest, "--batches", "2", "--threads", "1", "--device", "cpu",
+                              "--out", str(out)])  # --device as docs/cluster.md gives it (cuda there)
     assert args.func(args) == 0
     rows = json.loads(out.read_text())
-    assert [r["preset"] for r in rows] == ["g/plain", "g/wide"]
+    assert [r["preset"] for r in rows] == ["g/plain", "g/wide"] and {r["device"] for r in rows} == {"cpu"}
     assert rows[1]["parameters"] > rows[0]["parameters"] and rows[1]["threads"] == 1
     assert all(r["train_tokens_per_second"] > 0 and r["peak_memory_mb"] > 0 for r in rows)
     assert "model.hidden_size=24" in rows[1]["overrides"]
@@ -485,6 +529,18 @@ def test_kong_dropout_is_the_grids_choice_on_validation():
         assert cpu.KONG_DROPOUT is None
     else:
         assert cpu.KONG_DROPOUT == min(valid, key=valid.get)
+
+
+def test_kong_grid_choice_waits_for_every_grid_run(tmp_path):
+    """grid_choice reads the stored grid runs: None while one is missing, then the best validation's dropout."""
+    from mlm.manifests import cpu
+
+    for d, valid in zip(cpu.KONG_DROPOUT_GRID, (90.0, 85.5, 88.0)):
+        assert cpu.grid_choice(tmp_path) is None
+        folder = tmp_path / "cpu-kong2019-ptb-grid" / f"dropout{d}"
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(json.dumps({"best_valid_ppl": valid}))
+    assert cpu.grid_choice(tmp_path) == cpu.KONG_DROPOUT_GRID[1]
 
 
 # -- launching through submitit ----------------------------------------------------------------------
