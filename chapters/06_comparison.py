@@ -39,6 +39,7 @@ results_dir = "../results"  # where `python -m mlm reproduce recall` and `... co
 # %%
 import json
 import statistics
+from collections import Counter
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -314,6 +315,15 @@ def time_ratio(runs: dict, name: str) -> float:
 moves = [abs(time_ratio(bench, name) - time_ratio(repeat, name)) for name in bench if name in repeat]
 print(f"speeds from one bench run on one CPU thread; run again, the time ratios moved by up to {max(moves):.2f}")
 
+# %%
+machines = Counter(r.get("gpu") or r.get("cpu_model") for s in stored_families.values() for r in s.results)
+print("the stored runs ran on:", ", ".join(f"{n} on {m}" for m, n in machines.items()))
+on_cpu = settings["lstm"].results[0]  # the LSTM's seed 0
+on_gpu = json.loads((Path(results_dir) / "machine-check/h200/compare-ptb/lstm/seed0/result.json").read_text())
+print(f"the LSTM's seed 0: test {on_cpu['test_ppl']:.1f} on the {on_cpu['cpu_model']}; the same command on an "
+      f"{on_gpu['gpu']}: {on_gpu['test_ppl']:.1f} ({on_gpu['test_ppl'] / on_cpu['test_ppl'] - 1:+.1%}); "
+      f"the LSTM's seeds: {spread(test['lstm'])}")
+
 # %% [markdown]
 # **What the table says.** Every run peaked by epoch 11 of 15 and ran its schedule out, so these are finished
 # runs of this recipe. Three things matter for reading them:
@@ -327,6 +337,9 @@ print(f"speeds from one bench run on one CPU thread; run again, the time ratios 
 #   so every head trains within 1.25x the LSTM's time. A second bench run moved these ratios by up to 0.3
 #   (printed under the table): read only larger differences. A ratio below 1 against the same-width LSTM
 #   means the head's softmax reads a narrower vector (a part of the split output).
+# * **The machine moves a run too.** The runs are split between two kinds of CPU (printed above), and the
+#   LSTM's seed 0, run again with the same command on a GPU, ended 1.2% lower: over three times the
+#   standard deviation of its seeds. A difference of about 1% between two families is within what the machine alone can do.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 original = [n for n in stored_families if n in ("lstm", "tied", "attentive-single", "attentive-combined", "window-L5",
@@ -338,6 +351,12 @@ assert min(min(v) for v in final_train.values()) >= 40.5
 heads = ["attentive-single", "attentive-combined", "window-L5", "kv-L5", "kvp-L5", "ngram4", "rm-tm-g", "rmr-notm-g"]
 lstm_speed = bench["compare-ptb/lstm"]["train_tokens_per_second"]
 assert all(lstm_speed / bench[f"compare-ptb/{n}"]["train_tokens_per_second"] <= 1.25 for n in heads)
+machine_move = on_gpu["test_ppl"] / on_cpu["test_ppl"] - 1
+same = {**on_gpu["config"], "train": {**on_gpu["config"]["train"], "device": "auto"}}  # the one setting changed
+assert all(same[part][key] == value for part in ("data", "model", "train") for key, value in on_cpu["config"][part].items())
+lstm_sd = statistics.stdev(test["lstm"])
+assert -0.0125 < machine_move < -0.0115 and 2.5 < abs(on_gpu["test_ppl"] - on_cpu["test_ppl"]) / lstm_sd < 4
+assert len(machines) >= 2
 
 # %% [markdown]
 # ## 6. How much history each model uses
