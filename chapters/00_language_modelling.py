@@ -472,9 +472,9 @@ assert verdict(window, lstm, paper=reported) == SMALLER and 0.010 < high < 0.010
 # Where the paper itself reported a change under 1%, rows 2 and 4 read **supported**. The 1% margin is the
 # book's choice of a change too small to matter for these models; 95% is the usual level. With fewer than
 # three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled (2 seeds)").
-# Nor does it where the control's mean test perplexity is no better than the interpolated bigram of section
-# 2 on the same tokens: a model that predicts worse than word-pair counts has not learned what a memory
-# could add to, so the claim is **not testable at this size**.
+# Nor does it, whatever the seeds say, where the control's mean test perplexity is no better than that of
+# the interpolated bigram of section 2 on the same tokens: a control no better than word-pair counts has not
+# learned what a memory could add to, so the claim is **not testable at this size**.
 #
 # Window attention above gains nothing measurable, and its interval excludes the paper's 3.5%: *smaller than
 # reported* (row 5), a stronger statement than "the seeds overlap". It is not *no difference*: the interval's
@@ -509,7 +509,7 @@ plt.show()
 # * The key-value recall task asks for a value $d$ words back, with the words before the pair drawn apart
 #   from $d$, so that distances can be compared at the same positions in a line.
 # * A claim is decided by the 95% interval of the relative change over three seeds or more, read against
-#   zero and the paper's own change.
+#   zero and the paper's own change, once its control beats the bigram of the same tokens.
 #
 # **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity and the LSTM cell
 # yourself, then check your work with `python -m exercises.grader 00`.

@@ -16,9 +16,9 @@ reads as a difference) and the paper's own change ``p`` (negative where it repor
   otherwise (it holds both 0 and the paper's change);
 * a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by *no difference*.
 
-A claim whose control does not beat the interpolated bigram of its own data (a count model,
-:mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say: :func:`mlm.table.stored_claims`
-checks that before it asks this rule.
+A claim whose control's mean test perplexity is no better than the interpolated bigram of its own data (a
+count model, :mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say:
+:func:`mlm.table.stored_claims` overrides this rule's verdict there.
 
 ``converged=False`` (a reduced run stopped after a few epochs) adds **, not converged**: the direction holds
 for this budget and says nothing about the paper's full-size numbers. :func:`interval_text` writes the

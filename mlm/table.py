@@ -234,8 +234,9 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
     of :func:`mlm.claims.verdict` against the paper's change (*not converged* where a seed of either side was
     still improving at its last epoch, see :meth:`StoredSetting.peaked`). A claim whose runs are not stored
     yet says so, and how to produce them. Where the group's count baseline is stored (:func:`group_baseline`)
-    and the control's mean does not beat its interpolated bigram, the runs learned too little to test
-    anything: the verdict is *not testable at this size*, and the evidence says why."""
+    and the control's mean test perplexity is no better than its interpolated bigram's, the runs learned too
+    little to test anything: the verdict is *not testable at this size* whatever the seeds say, and the
+    evidence says why."""
     from mlm.claims import NOT_RUN, UNTESTABLE, Claim, interval_text, spread, verdict
     from mlm.reproduce import load_manifest
 
