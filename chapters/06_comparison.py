@@ -347,8 +347,8 @@ print(f"the LSTM's seed 0: test {on_cpu['test_ppl']:.1f} on the {machine(on_cpu)
 #   0.2 (printed under the table): read only larger differences. A ratio below 1 against the same-width
 #   LSTM means the head's softmax reads a narrower vector (a part of the split output).
 # * **Machines differ, and the families are not spread evenly over them.** The LSTM control, the tied LSTM
-#   and smoothing ran on an Intel Xeon; every head's seed 0 ran there too, and its seeds 1 and 2 on an AMD
-#   EPYC (printed above). The one measurement of what a machine does is the LSTM's seed 0 run again on a
+#   and smoothing ran on one kind of CPU; every head's seed 0 ran there too, and its seeds 1 and 2 on
+#   another (printed above). The one measurement of what a machine does is the LSTM's seed 0 run again on a
 #   GPU with another torch version: 1.2% lower, over three times the spread of its seeds. A difference of
 #   about 1% between two families may come from where their seeds ran.
 
