@@ -123,6 +123,28 @@ def test_list_states(tmp_path):
     assert listing.splitlines()[-1].startswith("0 done, 1 running, 0 submitted, 1 partial, 1 missing")
 
 
+def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
+    """``reproduce compare --list`` shows, after the runs, every claim of the manifest with its verdict now."""
+    from mlm.claims import NOT_RUN
+    from mlm.manifests import compare
+
+    (tmp_path / "results").mkdir()
+    for seed in range(3):
+        for run, value in (("lstm", 118 + 0.3 * seed), ("tied", 112 + 0.3 * seed)):
+            folder = tmp_path / "results" / "compare-ptb" / run / f"seed{seed}"
+            folder.mkdir(parents=True)
+            (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_valid_ppl": value,
+                                                            "best_epoch": 5, "epochs_run": 15}))
+    args = build_parser().parse_args(["reproduce", "compare", "--list", "--root", str(tmp_path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out.index(next(line for line in out if line.startswith("claims of compare")))
+    claims = out[start + 1:]
+    assert len(claims) == len(compare.CLAIMS) and "(1 of" in out[start]
+    assert any(line.split()[0] == "supported" and "compare-ptb: tied vs lstm" in line for line in claims)
+    assert sum(NOT_RUN in line for line in claims) == len(compare.CLAIMS) - 1
+
+
 def test_a_run_another_process_holds_is_not_started_twice(tmp_path, monkeypatch):
     manifest, specs = tiny_manifest(tmp_path)
     layout, spec = rp.Layout(tmp_path), specs[0]
