@@ -516,7 +516,8 @@ describe(compare_runs)
 # The prose around this table: at equal width RM beats the LSTM by less than the paper's gain, with twice its
 # parameters, every seed below every LSTM seed, and RMR loses to it while fitting the training text less well;
 # all overfit (best epoch well before the last); both matched-recipe rows lose; RM keeps about a quarter of
-# the control's LSTM weights; RMR cannot fit the training text; the 3-layer LSTM waits for runs.
+# the control's LSTM weights; RMR cannot fit the training text; the 3-layer LSTM is worse than the 1-layer
+# one and fits the training text less well, so RM's large margin over it says little.
 matched = [row for row in rows if "2.70M" in row.question]
 assert len(matched) == 2 and all(row.verdict == "contradicted (a loss)" for row in matched), matched
 equal, equal_rmr = [row for row in rows if row.question.startswith("the paper's: equal width")]
@@ -531,7 +532,14 @@ own_train = {name: [own[name].metrics(i)[-1]["train_ppl"] for i in range(3)]
 assert max(own_train["rm-tm-g"]) < 42 and 55 < min(own_train["lstm1"]) and max(own_train["lstm1"]) < 58, own_train
 assert 65 < min(own_train["rmr-notm-g"]) and max(own_train["rmr-notm-g"]) < 72, own_train
 assert all(r["best_epoch"] == 7 for r in own["rmr-notm-g"].results)
-assert len(pending) == 1 and len(own["rmr-notm-g"].seeds) == 3 and not own["lstm3"].seeds, pending
+assert not pending and len(own["rmr-notm-g"].seeds) == 3 and len(own["lstm3"].seeds) == 3, pending
+deep = next(row for row in rows if "3-layer" in row.claim)
+lstm3_test, lstm1_test = own["lstm3"].values("test_ppl"), own["lstm1"].values("test_ppl")
+assert deep.verdict == "supported" and max(deep.seeds[0]) < min(deep.seeds[1]), deep
+assert 129 < sum(lstm3_test) / 3 < 133 and min(lstm3_test) > max(lstm1_test) + 10, (lstm3_test, lstm1_test)
+lstm3_train = [own["lstm3"].metrics(i)[-1]["train_ppl"] for i in range(3)]
+assert all(84 < v < 89 for v in lstm3_train) and all(8 <= r["best_epoch"] <= 10 for r in own["lstm3"].results)
+assert {r["cpu_model"] for r in own["lstm3"].results} != {r["cpu_model"] for r in own["lstm1"].results}
 widths = {name: setting.results[0]["config"]["model"]["hidden_size"] for name, setting in compare_runs.items()}
 assert widths["lstm"] == 128 and widths["rm-tm-g"] < 70 and widths["rmr-notm-g"] < 70, widths
 train_last = {name: [setting.metrics(i)[-1]["train_ppl"] for i in range(len(setting.seeds))]
@@ -551,18 +559,26 @@ assert 115 < sum(own["lstm1"].values("test_ppl")) / 3 < 121
 # the LSTM (a final training perplexity near 40 against 56), RMR less well (66 to 70) despite twice the
 # parameters: the mark of a model this schedule trains too little.
 #
+# **Against the paper's 3-layer LSTM the gain is large, and says little.** Tran et al.'s PTB comparison
+# (section 4.3) sets RM against a 3-layer LSTM: 123.5 against 126.1, 2.1%. Ours finds 12%, which the rule
+# calls *supported*, but the control is the weak side. Our 3-layer LSTM scores about 131, worse than our
+# 1-layer one, and ends at a training perplexity of 85 to 88: fifteen epochs of this schedule do not train
+# three stacked layers of 128 units. Its runs also ran on another kind of CPU than the others, which can move
+# a run by about 1% (chapter 06, section 5), far less than this gap.
+#
 # **At a matched budget it loses.** RM is left with a 66-unit LSTM, about a quarter of the control's LSTM
 # weights; it fits the training text as well as the control but generalises worse. RMR's two 65-unit layers
 # cannot even fit the training text. These rows are a statement about the budget, not about Tran's claim.
 #
 # The paper's PTB numbers, 123.5 for RM(+tM-g) and 126.1 for a 3-layer LSTM (section 4.3), were measured on
 # nearly the same tokens as ours (the official code's loader drops sentences outside 10-80 words, which
-# moves perplexity by about 1%). Our 1-layer LSTM at $d = 128$ is already below both, and our RM lower still.
+# moves perplexity by about 1%). Our 1-layer LSTM at $d = 128$ is already below both and our RM lower still,
+# while our 3-layer LSTM lies above the paper's.
 #
 # > **Where this falls short.** The equal-width rows are measured on PTB, not on the paper's news corpora
 # > (the authors share them through their code repository): RM's gain is smaller than reported and RMR
-# > loses, which one schedule without dropout on a small corpus may not settle; the 3-layer LSTM at equal
-# > width waits for its runs (`results/README.md`). The matched-recipe rows show only
+# > loses, which one schedule without dropout on a small corpus may not settle; against the 3-layer LSTM,
+# > which this schedule leaves undertrained, the verdict says little. The matched-recipe rows show only
 # > that at 2.70M parameters the memory's tables cost more than they give. The reduced model and the
 # > whole-PTB models are one seed each and far from converged, so their attention shows where the block
 # > looks, not that looking helps. Sentence completion needs far more training text than a reduced run has,
