@@ -195,7 +195,16 @@ def cmd_reproduce(args) -> int:
 
     if Path(args.manifest).suffix == ".json":
         args.manifest = str(Path(args.manifest).resolve())  # the post-step command runs in --root
-    return main(args)
+    status = main(args)
+    if args.list and status == 0 and Path(args.manifest).suffix != ".json":  # the claims' verdicts now
+        from mlm.reproduce import load_manifest, select
+        from mlm.table import format_claims
+
+        groups = {s.group for s in select(load_manifest(args.manifest), args.only)} if args.only else None
+        claims = format_claims(Path(args.manifest).stem, Path(args.root) / "results", groups)
+        if claims:
+            print(claims)
+    return status
 
 
 def cmd_table(args) -> int:

@@ -335,24 +335,6 @@ def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, floa
     return "\n".join(lines)
 
 
-def format_claims(manifest: str, layout: Layout, groups: set[str] | None = None) -> str:
-    """The claims a manifest module declares (its ``CLAIMS``, :class:`mlm.claims.PaperClaim`), one line each
-    with the verdict the stored runs give now (:func:`mlm.table.stored_claims`), for the groups ``groups``
-    (all if None); empty for a manifest without claims."""
-    module = sys.modules.get(f"mlm.manifests.{manifest}")
-    claims = [c for c in getattr(module, "CLAIMS", []) if groups is None or c.group in groups]
-    if not claims:
-        return ""
-    from mlm.table import stored_claims
-
-    rows = stored_claims(claims, manifest, layout.root / "results")
-    width = max(len(r.verdict) for r in rows)
-    lines = [f"claims of {manifest} ({sum(r.verdict != 'not run yet' for r in rows)} of {len(rows)} with runs):"]
-    lines += [f"  {row.verdict:<{width}}  ch. {claim.chapter}  {claim.group}: {claim.model} vs {claim.control}"
-              for claim, row in zip(claims, rows)]
-    return "\n".join(lines)
-
-
 def read_speeds(path: str | Path) -> dict[str, float]:
     """Setting (``GROUP/RUN`` without the seed) -> training tokens per second, from the rows that
     ``python -m mlm bench --manifest NAME --device cuda --out PATH`` writes."""
@@ -371,9 +353,6 @@ def main(args) -> int:
         spec.config(args.overrides)
     if args.list:
         print(format_list(specs, layout, read_speeds(args.speeds) if args.speeds else None))
-        claims = format_claims(args.manifest, layout, {s.group for s in specs} if args.only else None)
-        if claims:
-            print(claims)
         return 0
     if args.post_only:
         for spec in specs:

@@ -507,6 +507,27 @@ def readme_block(path: str | Path, begin: str = README_BEGIN, end: str = README_
     return readme[span[0]:span[1] - 1] if span else None
 
 
+def format_claims(manifest: str, results: str | Path = "results", groups: set[str] | None = None) -> str:
+    """The claims a manifest module declares (its ``CLAIMS``, :class:`mlm.claims.PaperClaim`), one line each
+    with the verdict the stored runs give now (:func:`mlm.table.stored_claims`), for the groups ``groups``
+    (all if None); empty for a manifest without claims."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"mlm.manifests.{manifest}")
+    except ModuleNotFoundError:  # a JSON manifest declares no claims
+        return ""
+    claims = [c for c in getattr(module, "CLAIMS", []) if groups is None or c.group in groups]
+    if not claims:
+        return ""
+    rows = stored_claims(claims, manifest, Path(results))
+    width = max(len(r.verdict) for r in rows)
+    lines = [f"claims of {manifest} ({sum(r.verdict != 'not run yet' for r in rows)} of {len(rows)} with runs):"]
+    lines += [f"  {row.verdict:<{width}}  ch. {claim.chapter}  {claim.group}: {claim.model} vs {claim.control}"
+              for claim, row in zip(claims, rows)]
+    return "\n".join(lines)
+
+
 def update_baselines(results: str | Path = "results") -> None:
     """Compute the count baseline (:func:`group_baseline`) of every group that a claim of
     :data:`README_MANIFESTS` reads and that has a stored run, where it is missing or its data changed."""
