@@ -272,8 +272,8 @@ plt.show()
 
 # %% [markdown]
 # Both networks end well below the bigram. Both also overfit, and within a third of the full-size run's
-# epochs: training perplexity falls far below validation, which reaches its lowest at the third epoch while
-# the fourth gains nothing: 80k tokens are too few for 2.7M-4.7M parameters. The test
+# epochs: training perplexity falls far below validation, which levels off after the third epoch (the
+# fourth gains less than 1%): 80k tokens are too few for 2.7M-4.7M parameters. The test
 # perplexity is read with the weights of the best validation epoch. The tied model ends lower than the untied
 # one with 2M fewer parameters. That is one seed on a slice of the data: a direction, not a verdict (section 5
 # has the stored runs).
@@ -284,7 +284,7 @@ for name, run in runs.items():
     assert run.result["test_ppl"] < baseline["bigram_test"], (name, run.result["test_ppl"], baseline["bigram_test"])
     assert 110 < h[-1]["train_ppl"] < 170 and 300 < min(e["valid_ppl"] for e in h) < 360, (name, h)
     assert h[-1]["valid_ppl"] > 0.99 * min(e["valid_ppl"] for e in h[:-1]), (name, "the last epoch gains nothing")
-    assert run.result["best_epoch"] == 3 and h[-1]["train_ppl"] < 0.6 * run.result["best_valid_ppl"], (name, h)
+    assert run.result["best_epoch"] in (3, 4) and h[-1]["train_ppl"] < 0.6 * run.result["best_valid_ppl"], (name, h)
 assert runs["press2017-small-tied"].result["test_ppl"] < runs["zaremba2014-small"].result["test_ppl"]
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
