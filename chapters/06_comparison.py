@@ -317,8 +317,9 @@ print(f"speeds from one bench run on one CPU thread; run again, the time ratios 
 
 # %%
 def machine(result: dict) -> str:
-    return "Xeon" if "Xeon" in (result.get("cpu_model") or "") else "EPYC" if "EPYC" in (result.get("cpu_model") or "") \
-        else result.get("gpu") or result.get("cpu_model")
+    """The GPU a run used, else its CPU's family."""
+    cpu = result.get("cpu_model") or ""
+    return result.get("gpu") or ("Xeon" if "Xeon" in cpu else "EPYC" if "EPYC" in cpu else cpu)
 
 
 machines = Counter(machine(r) for s in stored_families.values() for r in s.results)
@@ -326,12 +327,14 @@ print("machines of the stored runs (seeds in order):")
 for name, s in stored_families.items():
     print(f"  {LABEL[name]:<30} {', '.join(machine(r) for r in s.results)}")
 on_cpu = settings["lstm"].results[0]  # the LSTM's seed 0
-on_gpu = json.loads((Path(results_dir) / "machine-check/h200/compare-ptb/lstm/seed0/result.json").read_text())
-moved = on_gpu["test_ppl"] / on_cpu["test_ppl"] - 1
-print(f"the LSTM's seed 0: test {on_cpu['test_ppl']:.1f} on the {machine(on_cpu)} (torch {on_cpu['torch']}); the same "
-      f"command on an {on_gpu['gpu']} (torch {on_gpu['torch']}): {on_gpu['test_ppl']:.1f} ({moved:+.1%}), "
-      f"{abs(on_gpu['test_ppl'] - on_cpu['test_ppl']) / statistics.stdev(test['lstm']):.1f} times the sd of the "
-      f"LSTM's seeds ({spread(test['lstm'])})")
+print(f"the LSTM's seed 0: test {on_cpu['test_ppl']:.1f} on the {machine(on_cpu)} (torch {on_cpu['torch']}); "
+      f"the LSTM's seeds there {spread(test['lstm'])}")
+rerun = {kind: json.loads((Path(results_dir) / f"machine-check/{kind}/compare-ptb/lstm/seed0/result.json").read_text())
+         for kind in ("epyc", "h200")}
+for kind, again in rerun.items():
+    moved = again["test_ppl"] / on_cpu["test_ppl"] - 1
+    print(f"  the same command on the {machine(again)} (torch {again['torch']}): {again['test_ppl']:.1f} ({moved:+.1%}, "
+          f"{abs(again['test_ppl'] - on_cpu['test_ppl']) / statistics.stdev(test['lstm']):.1f} times that sd)")
 
 # %% [markdown]
 # **What the table says.** Every run peaked by epoch 11 of 15 and ran its schedule out, so these are finished
@@ -348,9 +351,10 @@ print(f"the LSTM's seed 0: test {on_cpu['test_ppl']:.1f} on the {machine(on_cpu)
 #   LSTM means the head's softmax reads a narrower vector (a part of the split output).
 # * **Machines differ, and the families are not spread evenly over them.** The LSTM control, the tied LSTM
 #   and smoothing ran on one kind of CPU; every head's seed 0 ran there too, and its seeds 1 and 2 on
-#   another (printed above). The one measurement of what a machine does is the LSTM's seed 0 run again on a
-#   GPU with another torch version: 1.2% lower, over three times the spread of its seeds. A difference of
-#   about 1% between two families may come from where their seeds ran.
+#   another (printed above). The LSTM's seed 0, run again with the same command on the other CPU, ended
+#   1.1% lower, and on a GPU 1.2% lower: three times the spread of its seeds. One run cannot say whether a
+#   machine shifts every run or only draws another trajectory, but a difference of about 1% between two
+#   families may come from where their seeds ran.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 original = [n for n in stored_families if n in ("lstm", "tied", "attentive-single", "attentive-combined", "window-L5",
@@ -362,15 +366,20 @@ assert min(min(v) for v in final_train.values()) >= 40.5
 heads = ["attentive-single", "attentive-combined", "window-L5", "kv-L5", "kvp-L5", "ngram4", "rm-tm-g", "rmr-notm-g"]
 lstm_speed = bench["compare-ptb/lstm"]["train_tokens_per_second"]
 assert all(lstm_speed / bench[f"compare-ptb/{n}"]["train_tokens_per_second"] <= 1.25 for n in heads)
-machine_move = moved
+machine_move = rerun["h200"]["test_ppl"] / on_cpu["test_ppl"] - 1
+cpu_move = rerun["epyc"]["test_ppl"] / on_cpu["test_ppl"] - 1
+assert machine(rerun["epyc"]) == "EPYC" and rerun["epyc"]["torch"] == on_cpu["torch"] and -0.0115 < cpu_move < -0.0105
 for name in ("lstm", "tied", "vs-kn-tied"):
     assert {machine(r) for r in stored_families[name].results} == {"Xeon"}, name
 for name in heads:
     assert [machine(r) for r in stored_families[name].results] == ["Xeon", "EPYC", "EPYC"], name
-same = {**on_gpu["config"], "train": {**on_gpu["config"]["train"], "device": "auto"}}  # the one setting changed
-assert all(same[part][key] == value for part in ("data", "model", "train") for key, value in on_cpu["config"][part].items())
-lstm_sd = statistics.stdev(test["lstm"])
-assert -0.0125 < machine_move < -0.0115 and 2.5 < abs(on_gpu["test_ppl"] - on_cpu["test_ppl"]) / lstm_sd < 4
+for again in rerun.values():  # the same configuration, but for the device the GPU's run named
+    same = {**again["config"], "train": {**again["config"]["train"], "device": "auto"}}
+    assert all(same[part][key] == value for part in ("data", "model", "train")
+               for key, value in on_cpu["config"][part].items())
+lstm_sd = statistics.stdev(test["lstm"][:3])
+assert -0.0125 < machine_move < -0.0115
+assert all(2.5 < abs(a["test_ppl"] - on_cpu["test_ppl"]) / lstm_sd < 4 for a in rerun.values())
 assert set(machines) == {"Xeon", "EPYC"}
 
 # %% [markdown]
