@@ -397,7 +397,7 @@ assert set(machines) == {"Xeon", "EPYC"}
 # %%
 curves = {LABEL[name]: [h["test_ppl_by_history"] for h in s.files["history.json"]]
           for name, s in stored_families.items()}
-groups = {"no memory head": ["LSTM", "tied LSTM", "4-gram RNN", "tied LSTM + VS-KN"],
+groups = {"no memory head": ["LSTM", "tied LSTM", "tied LSTM, d = 128", "4-gram RNN", "tied LSTM + VS-KN"],
           "attention over the sentence": ["LSTM", "Attentive, single", "Attentive, combined",
                                           "Attentive, single, head lr 0.1x"],
           "attention over a window": ["LSTM", "window attention, L = 5", "key-value, L = 5", "key-value-predict, L = 5"],
@@ -436,7 +436,7 @@ for label, seeds in curves.items():
 # use).
 #
 # The curves part at the short end. Cut to 2 words, the perplexity of the models without a memory head rises
-# by 41-46%; that of every head that attends or reads a memory rises more, by 47% to 82% (the Attentive
+# by 37-46%; that of every head that attends or reads a memory rises more, by 47% to 82% (the Attentive
 # models). These
 # heads lean harder on the words just before the cut, yet with the whole sentence only key-value-predict and
 # the 4-gram RNN end clearly below the LSTM. So a head changes *how* a model uses the sentence more than *how
@@ -448,9 +448,10 @@ for label, seeds in curves.items():
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 for label, seeds in curves.items():
     assert all(cost(c, 20) <= 0.01 < cost(c, 10) for c in seeds), label
-plain = [c for m in ("LSTM", "tied LSTM", "4-gram RNN") for c in curves[m]]
-assert all(0.40 <= cost(c, 2) <= 0.47 for c in plain)
-attending = [c for m in curves for c in curves[m] if m not in ("LSTM", "tied LSTM", "4-gram RNN", "tied LSTM + VS-KN")]
+plain = [c for m in ("LSTM", "tied LSTM", "tied LSTM, d = 128", "4-gram RNN") for c in curves[m]]
+assert all(0.365 <= cost(c, 2) <= 0.47 for c in plain) and min(cost(c, 2) for c in plain) < 0.375
+attending = [c for m in curves for c in curves[m]
+             if m not in ("LSTM", "tied LSTM", "tied LSTM, d = 128", "4-gram RNN", "tied LSTM + VS-KN")]
 assert all(0.465 <= cost(c, 2) <= 0.825 for c in attending)
 assert max(cost(c, 2) for c in attending) == max(cost(c, 2) for m in ("Attentive, single", "Attentive, combined")
                                                  for c in curves[m])
@@ -480,7 +481,9 @@ print(f"{waiting} more claims of this recipe wait for their runs (results/README
 # **The verdict.** Under one recipe and one parameter count, with three seeds a side or more:
 #
 # * **Tying and smoothing are supported at this budget.** The tied LSTM, wider than the control, gains 4.4% on
-#   the LSTM, and smoothing 6.5% on the tied LSTM, each at least its paper's margin. This recipe has no
+#   the LSTM, and smoothing 6.5% on the tied LSTM, each at least its paper's margin. At the control's width,
+#   Press & Wolf's own comparison, tying gains nothing (+0.7%, interval 0.0% to 1.4%, *smaller than
+#   reported*): the saved matrix helps by the width it buys (chapter 01). This recipe has no
 #   dropout, so the plain models overfit from their fifth to seventh epoch, and a regularizer has room that
 #   the papers' regularized controls did not leave: chapter 05 asks Kong et al.'s own question.
 # * **Daniluk's heads gain less than reported.** Key-value-predict and the 4-gram RNN, which attends to
@@ -514,6 +517,7 @@ assert verdicts["window-L5"] == verdicts["kv-L5"] == SMALLER
 assert all(verdicts[n] == CONTRADICTED for n in ("attentive-single", "attentive-combined", "rm-tm-g", "rmr-notm-g"))
 assert [round(100 * change[n]) for n in ("attentive-single", "attentive-combined", "rm-tm-g", "rmr-notm-g")] \
     == [1, 1, 4, 16]
+assert verdicts["tied-d128"] == SMALLER and round(100 * change["tied-d128"], 1) == 0.7
 assert verdicts["attentive-single-headlr0.1"] == SMALLER_GAIN and round(100 * change["attentive-single-headlr0.1"], 1) == -3.2
 assert [round(100 * x, 1) for x in relative_change(*claims[[c.model for c in compare.CLAIMS].index(
     "attentive-single-headlr0.1")].seeds[:2])[1:]] == [-4.6, -1.8]
