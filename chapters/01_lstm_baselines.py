@@ -408,7 +408,7 @@ assert 105 < full["test_ppl"] < full["paper"]["test"] and 110 < full["best_valid
 assert full_history[-1]["train_ppl"] < 50 and all(abs(h["valid_ppl"] - 117) < 1.5 for h in full_history[5:])
 
 # %% [markdown]
-# ### Weight tying over three seeds
+# ### Weight tying over several seeds
 #
 # `mlm.table.chapter_evidence` reads every stored claim of this chapter, each with the question its runs
 # answer, the change of the mean test perplexity with its 95% interval, and the verdict of the rule of
@@ -432,15 +432,15 @@ for claim in pending:
 # use of a fixed budget. Both rows use Tran et al.'s recipe (chapter 04: one layer, whole sentences, no
 # dropout), so only the relative change, not the perplexity itself, compares with the paper's.
 #
-# At matched parameters the tied LSTM is better by 4.4% in three seeds, more than the paper's 1.8%. At equal
-# width, 1.42M parameters against the untied model's 2.70M, it is not better at all: 118.9 against 118.1, a
-# change of +0.7% whose interval (from 0.0% to 1.4%) excludes the paper's gain (*smaller than reported*). Its
-# training perplexity also ends higher, 60 to 62 against 56 to 57. Under this recipe the gain of tying comes
-# from the width the saved matrix buys, not from sharing the matrix.
+# At matched parameters the tied LSTM (three seeds) is better than the control (five seeds) by 4.3%, more
+# than the paper's 1.8%. At equal width, 1.42M parameters against the untied model's 2.70M, it is slightly
+# worse: 118.9 against 118.0, a change of +0.8% whose interval (0.2% to 1.3%) lies above zero (*contradicted
+# (a loss)*). Its training perplexity also ends higher, 60 to 62 against 56 to 58. Under this recipe the gain
+# of tying comes from the width the saved matrix buys, not from sharing the matrix.
 #
-# The equal-width runs trained on another kind of CPU than their control, where the same LSTM run ended
-# 1.1% lower (chapter 06, section 5): on one machine the gap would likely grow, not close. Press & Wolf's
-# own size and protocol is the claim still waiting (listed under the table).
+# The equal-width runs trained on another kind of CPU than three of the control's seeds. The control's two
+# seeds on their CPU score as its other three do (chapter 06, section 5), and every equal-width seed lies
+# above all five. Press & Wolf's own size and protocol is the claim still waiting (listed under the table).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import statistics
@@ -455,22 +455,23 @@ per_seed = {run: [json.loads(path.read_text())["test_ppl"]
                   for path in sorted(Path("../results/compare-ptb", run).glob("seed*/result.json"))]
             for run in ("tied", "lstm")}
 change, low, high = relative_change(per_seed["tied"], per_seed["lstm"])
-assert len(per_seed["tied"]) == len(per_seed["lstm"]) == 3 and -0.05 < change < -0.035, (change, per_seed)
+assert (len(per_seed["tied"]), len(per_seed["lstm"])) == (3, 5) and round(100 * change, 1) == -4.3, (change, per_seed)
 equal_claim = next(c for c in compare.CLAIMS if c.model == "tied-d128")
 equal = next(r for r in rows if r.claim == equal_claim.text)
 equal_change, equal_low, equal_high = relative_change(*equal.seeds[:2])
-assert equal.verdict == "smaller than reported" and 0.006 < equal_change < 0.008, equal
-assert -0.001 < equal_low < 0.0005 and 0.013 < equal_high < 0.015, equal
+assert equal.verdict == "contradicted (a loss)" and round(100 * equal_change, 1) == 0.8, equal
+assert [round(100 * x, 1) for x in (equal_low, equal_high)] == [0.2, 1.3], equal
 stored_runs = {run: [json.loads(path.read_text()) for path in sorted(Path("../results/compare-ptb", run).glob("seed*/result.json"))]
                for run in ("tied-d128", "lstm")}
 assert [round(r["parameters"] / 1e6, 2) for r in (stored_runs["tied-d128"][0], stored_runs["lstm"][0])] == [1.42, 2.70]
-assert [round(statistics.fmean(r["test_ppl"] for r in stored_runs[k][:3]), 1) for k in ("tied-d128", "lstm")] == [118.9, 118.1]
-assert all("EPYC" in r["cpu_model"] for r in stored_runs["tied-d128"]) and all(
-    "Xeon" in r["cpu_model"] for r in stored_runs["lstm"][:3])
+assert [round(statistics.fmean(r["test_ppl"] for r in stored_runs[k]), 1) for k in ("tied-d128", "lstm")] == [118.9, 118.0]
+assert all("EPYC" in r["cpu_model"] for r in stored_runs["tied-d128"])
+assert ["EPYC" in r["cpu_model"] for r in stored_runs["lstm"]] == [False] * 3 + [True] * 2
+assert min(r["test_ppl"] for r in stored_runs["tied-d128"]) > max(r["test_ppl"] for r in stored_runs["lstm"])
 final_train = {run: [json.loads(line)["train_ppl"] for path in sorted(Path("../results/compare-ptb", run).glob("seed*/metrics.jsonl"))
-                     for line in path.read_text().splitlines()[-1:]][:3] for run in ("tied-d128", "lstm")}
+                     for line in path.read_text().splitlines()[-1:]] for run in ("tied-d128", "lstm")}
 assert 59.5 < min(final_train["tied-d128"]) and max(final_train["tied-d128"]) < 62, final_train
-assert 55.5 < min(final_train["lstm"]) and max(final_train["lstm"]) < 57.5, final_train
+assert 55.5 < min(final_train["lstm"]) and max(final_train["lstm"]) < 58, final_train
 
 # %% [markdown]
 # > **Where this falls short.** Press & Wolf's own question at their size and protocol (2 x 200 on the

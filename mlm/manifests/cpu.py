@@ -152,7 +152,7 @@ RUNS = [dataclasses.replace(r, hours=ESTIMATES[f"{r.group}/{r.base}"][0], tokens
 # reported. Salton et al. compare with Zaremba's medium LSTM (20M parameters, stream protocol), not with a
 # same-protocol control; Kong et al.'s VS-KN against DN-KN (70.6 against 70.7, 0.1%) is not declared: three
 # seeds resolve about 1%, not 0.1%.
-_OWN = "the paper's protocol and control, at a CPU width"
+_OWN = "the paper's protocol and control, at a reduced width"
 CLAIMS = [
     PaperClaim("Tying the embeddings improves the small LSTM (Press & Wolf 2017)", "cpu-press2017-small", "tied",
                "untied", "press2017-small-tied", "zaremba2014-small", chapter="01",
