@@ -356,13 +356,13 @@ for kind, again in rerun.items():
 #   0.2 (printed under the table): read only larger differences. A ratio below 1 against the same-width
 #   LSTM means the head's softmax reads a narrower vector (a part of the split output).
 # * **Machines differ, and the families are not spread evenly over them.** The tied LSTM and smoothing ran
-#   on one kind of CPU (Xeon); every head's seed 0 ran there too, its seeds 1 and 2 on another (EPYC), and
-#   every seed of the fair trials on the EPYC; the LSTM control has three seeds on the Xeon and two on the
-#   EPYC (printed above). Its two EPYC seeds average what its three Xeon seeds do (118.0 against 118.1), so
-#   the seeds show no shift between machines. One run does move: the LSTM's seed 0, run again with the same
-#   command on the EPYC, ended 1.1% lower, and on a GPU 1.2% lower, more than twice the spread of the five
-#   seeds. A machine draws another trajectory, so a difference of about 1% between two families needs more
-#   than one seed a side, as the verdicts below have.
+#   on one kind of CPU; every head's seed 0 ran there too, its seeds 1 and 2 on a second kind, and every seed
+#   of the fair trials on the second; the LSTM control has three seeds on the first and two on the second
+#   (printed above). Its two seeds on the second CPU average what its three on the first do (118.0 against
+#   118.1), so the seeds show no shift between machines. One run does move: the LSTM's seed 0, run again
+#   with the same command on the second CPU, ended 1.1% lower, and on a GPU 1.2% lower, more than twice the
+#   spread of the five seeds. A machine draws another trajectory, so a difference of about 1% between two
+#   families needs more than one seed a side, as the verdicts below have.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 original = [n for n in stored_families if n in ("lstm", "tied", "attentive-single", "attentive-combined", "window-L5",
@@ -506,9 +506,9 @@ print(f"{waiting} more claims of this recipe wait for their runs (results/README
 #   wide as the control's (chapter 04). The papers' own comparisons are the fair-trial rows and each chapter's
 #   evidence section.
 # * **With its head at a tenth of the learning rate, Salton's single score gains 3.1%** (interval 1.8% to
-#   4.5%), *a gain, smaller than reported* against the paper's 15%. Its seeds ran on the EPYC, where the
-#   control's two seeds score as its Xeon seeds do (section 5): every seed of the head, 113.8 to 115.2, lies
-#   below both of them.
+#   4.5%), *a gain, smaller than reported* against the paper's 15%. Its seeds ran on the second kind of CPU,
+#   where the control's two seeds score as its other three do (section 5): every seed of the head, 113.8 to
+#   115.2, lies below both of them.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.claims import CONTRADICTED, SMALLER, SMALLER_GAIN, SUPPORTED
