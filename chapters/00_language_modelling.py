@@ -526,10 +526,12 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # the right. The labels name models of chapters 01 to 05; here only the way to read a row matters.
 
 # %%
+from mlm.claims import awaits_runs
 from mlm.plots import interval_plot
 
-decided = [(compare.LABELS[claim.model], row)  # the claims whose runs are stored
-           for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results")) if row.seeds]
+decided = [(compare.LABELS[claim.model], row)  # the claims with three seeds a side stored
+           for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results"))
+           if not awaits_runs(row.verdict)]
 interval_plot([row for _, row in decided], [label for label, _ in decided],
               title="Each family against its control: one recipe, about 2.70M parameters")
 plt.show()

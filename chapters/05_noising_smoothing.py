@@ -535,23 +535,22 @@ print("validation perplexity: " + ", ".join(f"{k} {v:.1f}" for k, v in scores.it
       + f"   (paper, 2 x 512: mean {cfg.paper['valid']} -> {cfg.paper['valid_sampled_20']} with 20 draws)")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-# The paragraphs below: the mode ahead of the mean by a little (96.0 against 97.2); 5 draws far worse than both,
-# +46% (97.2 -> 142.4) against the paper's +21% (74.5 -> 89.8 with 20 draws).
+# The paragraphs below: the mode ahead of the mean by a few percent at most; 5 draws about half again worse
+# than the mean, against the paper's +21% (74.5 -> 89.8 with 20 draws). Two executions of this reduced run on
+# one CPU can differ by 2% (the mean 95.3 and 97.2), so the prose quotes the printed line, not its digits.
 if size == "reduced":
     assert scores["mode"] < scores["mean"] < 1.05 * scores["mode"], scores
-    quoted = {"mode": 96.0, "mean": 97.2, "5 draws": 142.4}  # another CPU moves a run by a few tenths
-    assert samples == 5 and all(abs(scores[k] / v - 1) < 0.015 for k, v in quoted.items()), scores
+    assert samples == 5 and 1.35 < scores["5 draws"] / scores["mean"] < 1.7, scores  # "about half again"
     assert (cfg.paper["valid"], cfg.paper["valid_sampled_20"]) == (74.5, 89.8), cfg.paper
-    assert 44 <= round(100 * (scores["5 draws"] / scores["mean"] - 1)) <= 48
     assert round(100 * (cfg.paper["valid_sampled_20"] / cfg.paper["valid"] - 1)) == 21
 
 # %% [markdown]
-# Here the **mode predicts slightly better than the mean** (96.0 against 97.2), the opposite of what Kong et
+# Here the **mode predicts slightly better than the mean** (the line printed above), the opposite of what Kong et
 # al.'s argument expects. It is one seed of a reduced model whose validation perplexity is still falling, so it
 # shows a direction at this size, not a verdict on the paper.
 #
 # Averaging the log-likelihoods of draws (Kong et al.'s section 5.4) is far worse than either, as the paper
-# found, but by more: +46% here (97.2 → 142.4) against +21% (74.5 → 89.8). We use 5 draws instead of 20, but
+# found, but by more: about half again here against +21% (74.5 → 89.8). We use 5 draws instead of 20, but
 # an average of log-likelihoods has the same expectation for any number of draws. The likely reason is what a
 # draw replaces. In training only the target's output row is redrawn. A test-time draw must score every
 # candidate word, so here it redraws *every* row of the softmax, and a rare word's row is swapped for another

@@ -145,6 +145,12 @@ def interval_text(model: Sequence[float], control: Sequence[float] | float) -> s
     return f"{change:+.1%} ({LEVEL:.0%} interval {low:+.1%} to {high:+.1%})"
 
 
+def awaits_runs(verdict_text: str) -> bool:
+    """True where the rule withholds a verdict for want of runs: none stored, or fewer than
+    ``min_seeds`` on a side. Chapters list such claims as waiting instead of drawing them."""
+    return verdict_text in (NOT_RUN, ONE_SEED) or verdict_text.startswith("not settled (")
+
+
 def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: float | None = None,
             min_seeds: int = 3, converged: bool = True, margin: float = MARGIN) -> str:
     """Does ``model`` beat ``control``, and by as much as the paper reported? Both are per-seed

@@ -286,19 +286,23 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
 
 def chapter_evidence(chapter: str, results: str | Path = "results") -> tuple[list, list]:
     """The stored evidence for a paper chapter: ``(rows, pending)``, the claims rows of every manifest claim
-    whose chapter is ``chapter`` (``"01"`` .. ``"05"``) and whose runs are stored, each under its own rule
+    whose chapter is ``chapter`` (``"01"`` .. ``"05"``) and whose runs are stored (three seeds a side, or a
+    control that cannot decide it), each under its own rule
     and question, and the claims still waiting for runs (``results/README.md`` lists them with their
     commands). The order is the README's: each paper's own protocol (``cpu``), then the matched recipe
     (``compare``)."""
     import importlib
 
-    from mlm.claims import NOT_RUN
+    from mlm.claims import awaits_runs
 
     rows, pending = [], []
     for manifest in README_MANIFESTS:
         claims = [c for c in importlib.import_module(f"mlm.manifests.{manifest}").CLAIMS if c.chapter == chapter]
         for claim, row in zip(claims, stored_claims(claims, manifest, results) if claims else []):
-            (pending if row.verdict == NOT_RUN else rows).append(row if row.verdict != NOT_RUN else claim)
+            if awaits_runs(row.verdict):  # not run, or fewer than three seeds a side: listed, not drawn
+                pending.append(claim)
+            else:
+                rows.append(row)
     return rows, pending
 
 
@@ -411,7 +415,7 @@ def plot_rows(rows: Sequence[Row], path: str | Path) -> Path:
 
 
 def plot_verdicts(path: str | Path, results: str | Path = "results") -> Path:
-    """The README's figure: every family of the ``compare`` manifest whose runs are stored, against its
+    """The README's figure: every family of the ``compare`` manifest with three seeds stored, against its
     control, with its 95% interval and the paper's change (:func:`mlm.plots.interval_plot`)."""
     import matplotlib
 
@@ -421,8 +425,11 @@ def plot_verdicts(path: str | Path, results: str | Path = "results") -> Path:
     from mlm.manifests import compare
     from mlm.plots import interval_plot
 
+    from mlm.claims import awaits_runs
+
     decided = [(compare.LABELS[claim.model], row)
-               for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", results)) if row.seeds]
+               for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", results))
+               if not awaits_runs(row.verdict)]
     ax = interval_plot([row for _, row in decided], [label for label, _ in decided],
                        title="Each family against its control: one recipe, about 2.70M parameters, PTB")
     path = Path(path)

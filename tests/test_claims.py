@@ -103,3 +103,12 @@ def test_a_count_baseline_is_one_exact_number():
     half = t_quantile(0.975, 2) * statistics.stdev([99, 101, 95]) / math.sqrt(3)
     mean = statistics.fmean([99, 101, 95])
     assert change == pytest.approx(mean / 100 - 1) and high == pytest.approx((mean - 100 + half) / 100)
+
+
+def test_awaits_runs_holds_back_verdicts_without_three_seeds_a_side():
+    from mlm.claims import NOT_RUN, awaits_runs
+
+    assert awaits_runs(NOT_RUN) and awaits_runs(ONE_SEED)
+    assert awaits_runs(verdict([118.0, 118.2], [118.1, 118.3, 117.9]))  # "not settled (2 seeds)"
+    assert not awaits_runs(NOT_SETTLED)  # three seeds a side that cannot tell: a verdict, shown
+    assert not awaits_runs(verdict([110.0, 110.2, 109.9], [118.1, 118.3, 117.9], paper=-0.05))

@@ -129,10 +129,11 @@ CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_p
      "vs-kn-tied", "tied", "kong2019-ptb-512-vs-kn", "kong2019-ptb-512-vanilla-tied", "test"),
     ("Tying improves the LSTM at equal width, d = 128 (Press & Wolf 2017's comparison, small: 114.5 → 112.4)",
      "tied-d128", "lstm", "press2017-small-tied", "zaremba2014-small", "test"),
-    ("Attention over the sentence so far, single score, beats the LSTM with the head at a tenth of the "
-     "learning rate (Salton et al. 2017, Table 1)",
+    ("Attention over the sentence so far, single score (Eq. 9), beats the LSTM (Salton et al. 2017, Table 1), "
+     "tested with the head at a tenth of the learning rate",
      "attentive-single-headlr0.1", "lstm", "salton2017-ptb-single", "zaremba2014-medium", "test"),
-    ("The same with the combined score (Salton et al. 2017, Table 1)",
+    ("The same with the combined score (Eq. 10) (Salton et al. 2017, Table 1), tested with the head at a tenth "
+     "of the learning rate",
      "attentive-combined-headlr0.1", "lstm", "salton2017-ptb-combined", "zaremba2014-medium", "test"),
     ("A window of one output does as well as five (Daniluk et al. 2017, Fig. 2a: 76.1 against 75.8)",
      "kvp-L1", "kvp-L5", f"{_DANILUK}-kvp-L1", f"{_DANILUK}-kvp-L5", "test"),
