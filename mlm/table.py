@@ -474,13 +474,13 @@ def pending_runs(results: str | Path = "results") -> str:
     ``results/README.md`` keeps, so the chapters need not)."""
     import importlib
 
-    from mlm.claims import NOT_RUN
+    from mlm.claims import awaits_runs
 
     lines = []
     for manifest in README_MANIFESTS:
         claims = importlib.import_module(f"mlm.manifests.{manifest}").CLAIMS
         for claim, row in zip(claims, stored_claims(claims, manifest, results)):
-            if row.verdict != NOT_RUN:
+            if not awaits_runs(row.verdict):  # decided, or declared untestable: not waiting
                 continue
             command = (claim.pending if claim.pending else
                        f"`python -m mlm reproduce {manifest} --only '{claim.group}/{claim.model}/*' "
