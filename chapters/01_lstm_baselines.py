@@ -496,7 +496,7 @@ assert 55.5 < min(final_train["lstm"]) and max(final_train["lstm"]) < 58, final_
 # > the 1.1% that one control seed moved when it ran again on another CPU (chapter 06, section 5), and all
 # > three equal-width seeds ran on the CPU that holds only two of the control's five: the runs show that
 # > sharing the matrix gains nothing here, not how much it costs.
-# >
+#
 # > The comparison with Zaremba et al.'s number rests on one seed, which ranks nothing. Dropout, Zaremba et
 # > al.'s main result (82.7 for the medium model against 114.5), is not tested at all: the medium and large
 # > models take 39 and 55 epochs at 19.8M and 66M parameters, a GPU's work (`size = "full"`). The reduced

@@ -619,7 +619,7 @@ plt.show()
 # > 70.7 with Kneser-Ney, 71.2 against 73.3 with linear interpolation) is not asked by any run; the Kneser-Ney
 # > gap is one three seeds could not resolve. The L2 coefficient is our derivation, since the printed Eq. 3
 # > contradicts Eq. 2.
-# >
+#
 # > The paper leaves the number of epochs, the learning-rate schedule, the BPTT length, clipping and
 # > initialisation unstated (ours are in `mlm/presets/kong2019.py`), and our recurrent dropout is a mask on the
 # > recurrent weight matrix (DropConnect) rather than Semeniuta et al.'s mask on the cell update, so that the
