@@ -526,13 +526,11 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # the right. The labels name models of chapters 01 to 05; here only the way to read a row matters.
 
 # %%
-from mlm.claims import awaits_runs
 from mlm.plots import interval_plot
+from mlm.table import decided_compare
 
-decided = [(compare.LABELS[claim.model], row)  # the claims with three seeds a side stored
-           for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results"))
-           if not awaits_runs(row.verdict)]
-interval_plot([row for _, row in decided], [label for label, _ in decided],
+decided = decided_compare("../results")  # the claims with three seeds a side stored
+interval_plot(list(decided.values()), [compare.LABELS[name] for name in decided],
               title="Each family against its control: one recipe, about 2.70M parameters")
 plt.show()
 

@@ -45,12 +45,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 import mlm
-from mlm.claims import awaits_runs, show_claims, show_markdown, spread
+from mlm.claims import show_claims, show_markdown, spread
 from mlm.data.tasks import critical_chance
 from mlm.manifests import compare
 from mlm.manifests.recall import FAMILY_RUNS, PROBES
 from mlm.plots import history_curves, interval_plot, recall_panels
-from mlm.table import load_settings, load_stored_recall, stored_claims
+from mlm.table import decided_compare, load_settings, load_stored_recall
 from mlm.training import build_model, load_task
 
 # %% [markdown]
@@ -493,14 +493,13 @@ assert all(0.435 <= cost(c, 2) <= 0.45 for c in curves["tied LSTM"])
 # change; the grey band is the ±1% the rule calls no difference. Left of zero the family beats its control.
 
 # %%
-claims = stored_claims(compare.CLAIMS, "compare", results_dir)
-decided = [(compare.LABELS[c.model], row) for c, row in zip(compare.CLAIMS, claims) if not awaits_runs(row.verdict)]
-interval_plot([row for _, row in decided], [label for label, _ in decided],
+decided = decided_compare(results_dir)  # family -> claims row, three seeds a side
+interval_plot(list(decided.values()), [LABEL[name] for name in decided],
               title="Each family against its control under one recipe, PTB "
                     "(about 2.70M parameters; tied LSTM, d = 128: 1.42M)")
 plt.show()
-show_claims([row for _, row in decided])
-waiting = len(claims) - len(decided)
+show_claims(list(decided.values()))
+waiting = len(compare.CLAIMS) - len(decided)
 print(f"{waiting} more claims of this recipe wait for their runs (results/README.md lists them)")
 
 # %% [markdown]
@@ -530,10 +529,9 @@ print(f"{waiting} more claims of this recipe wait for their runs (results/README
 from mlm.claims import CONTRADICTED, SMALLER, SMALLER_GAIN, SUPPORTED
 from mlm.claims import relative_change
 
-verdicts = {c.model: row.verdict for c, row in zip(compare.CLAIMS, claims)}
-change = {c.model: relative_change(*row.seeds[:2])[0] for c, row in zip(compare.CLAIMS, claims)
-          if not awaits_runs(row.verdict)}
-paper = {c.model: row.seeds[2] for c, row in zip(compare.CLAIMS, claims) if not awaits_runs(row.verdict)}
+verdicts = {name: row.verdict for name, row in decided.items()}
+change = {name: relative_change(*row.seeds[:2])[0] for name, row in decided.items()}
+paper = {name: row.seeds[2] for name, row in decided.items()}
 assert verdicts["tied"] == verdicts["vs-kn-tied"] == SUPPORTED
 assert round(100 * change["tied"], 1) == -4.3 and round(100 * change["vs-kn-tied"], 1) == -6.5
 assert change["tied"] < paper["tied"] and change["vs-kn-tied"] < paper["vs-kn-tied"]
@@ -546,11 +544,9 @@ assert all(verdicts[n] == CONTRADICTED for n in ("attentive-single", "attentive-
 assert [round(100 * change[n]) for n in ("attentive-single", "attentive-combined", "rm-tm-g", "rmr-notm-g")] \
     == [1, 1, 4, 16]
 assert verdicts["tied-d128"] == CONTRADICTED and round(100 * change["tied-d128"], 1) == 0.8
-assert [round(100 * x, 1) for x in relative_change(*claims[[c.model for c in compare.CLAIMS].index(
-    "tied-d128")].seeds[:2])[1:]] == [0.2, 1.3]
+assert [round(100 * x, 1) for x in relative_change(*decided["tied-d128"].seeds[:2])[1:]] == [0.2, 1.3]
 assert verdicts["attentive-single-headlr0.1"] == SMALLER_GAIN and round(100 * change["attentive-single-headlr0.1"], 1) == -3.1
-assert [round(100 * x, 1) for x in relative_change(*claims[[c.model for c in compare.CLAIMS].index(
-    "attentive-single-headlr0.1")].seeds[:2])[1:]] == [-4.5, -1.8]
+assert [round(100 * x, 1) for x in relative_change(*decided["attentive-single-headlr0.1"].seeds[:2])[1:]] == [-4.5, -1.8]
 head_seeds = test["attentive-single-headlr0.1"]
 assert [f"{min(head_seeds):.1f}", f"{max(head_seeds):.1f}"] == ["113.8", "115.2"]
 assert max(head_seeds) < min(test["lstm"])  # "below every seed of the control"
