@@ -530,7 +530,7 @@ from mlm.plots import interval_plot
 from mlm.table import decided_compare
 
 decided = decided_compare("../results")  # the claims with three seeds a side stored
-interval_plot(list(decided.values()), [compare.LABELS[name] for name in decided],
+interval_plot(list(decided.values()), [compare.ROW_LABELS[name] for name in decided],
               title="Each family against its control: one recipe, about 2.70M parameters")
 plt.show()
 

@@ -98,6 +98,16 @@ class StoredSetting:
         sense; False with no seed stored."""
         return bool(self.results) and all(r["best_epoch"] < r["epochs_run"] for r in self.results)
 
+    def by_machine(self, key: str = "test_ppl") -> dict[str, list[float]]:
+        """``key`` per stored seed, grouped by the kind of machine that ran it (:func:`mlm.utils.machine_kind`),
+        in the order the machines first appear among the seeds."""
+        from mlm.utils import machine_kind
+
+        groups: dict[str, list[float]] = {}
+        for r in self.results:
+            groups.setdefault(machine_kind(r), []).append(r[key])
+        return groups
+
     def values(self, key: str) -> list[float]:
         """``result.json``'s ``key`` (e.g. ``test_ppl``), one value per stored seed."""
         return [r[key] for r in self.results]
@@ -236,7 +246,8 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
     yet says so, and how to produce them. Where the group's count baseline is stored (:func:`group_baseline`)
     and the control's mean test perplexity is no better than its interpolated bigram's, the runs learned too
     little to test anything: the verdict is *not testable at this size* whatever the seeds say, and the
-    evidence says why."""
+    evidence says why. Once every seed of such a control is stored, that verdict stands before the model
+    has any run: no run of the model could change it, so the claim is not listed as waiting."""
     from mlm.claims import NOT_RUN, UNTESTABLE, Claim, interval_text, spread, verdict
     from mlm.reproduce import load_manifest
 
@@ -263,6 +274,15 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         reading = paper_reading(claim)
         reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({reported_change:+.1%}"
                     + (f"; {reading})" if reading else ")"))
+        floor = floors[claim.group]
+        theirs = control.values("test_ppl")
+        if not model.seeds and floor is not None and theirs and len(control.seeds) == control.expected \
+                and statistics.fmean(theirs) >= floor:  # no run of the model could make this claim testable
+            rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): the control {spread(theirs)} "
+                                          f"does not beat the interpolated bigram of the same data ({floor:.1f}), so "
+                                          f"no run of {claim.model} can test the claim at this size (none is stored)",
+                              UNTESTABLE, claim.question))
+            continue
         if not model.seeds or not control.seeds:
             stored_seeds = ", ".join(f"{s.run} {len(s.seeds)}/{s.expected}" for s in (model, control))
             rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): not run yet (seeds stored: "
@@ -273,7 +293,6 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         evidence = f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, " \
                    f"{interval_text(ours, theirs)}"
         decided = verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked())
-        floor = floors[claim.group]
         if floor is not None and statistics.fmean(theirs) >= floor:
             evidence += (f"; the control does not beat the interpolated bigram of the same data ({floor:.1f}): "
                          "these runs learned too little to test the claim")
@@ -426,7 +445,7 @@ def plot_verdicts(path: str | Path, results: str | Path = "results") -> Path:
     from mlm.plots import interval_plot
 
     decided = decided_compare(results)
-    ax = interval_plot(list(decided.values()), [compare.LABELS[name] for name in decided],
+    ax = interval_plot(list(decided.values()), [compare.ROW_LABELS[name] for name in decided],
                        title="Each family against its control: one recipe, about 2.70M parameters, PTB")
     path = Path(path)
     ax.figure.savefig(path, dpi=100, bbox_inches="tight")

@@ -72,6 +72,13 @@ def atomic_torch_save(obj, path: Path) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+def machine_kind(result: dict) -> str:
+    """The kind of machine a stored run used, short enough for a table: its GPU's name where it had one,
+    else its CPU's family (``Xeon``, ``EPYC``), else the CPU model as recorded (see :func:`machine_info`)."""
+    cpu = result.get("cpu_model") or ""
+    return result.get("gpu") or next((family for family in ("Xeon", "EPYC") if family in cpu), cpu)
+
+
 def machine_info(device=None) -> dict:
     """Where a run ran: host name, CPU model and core count, GPU name (CUDA devices), Python version."""
     import platform

@@ -73,6 +73,10 @@ LABELS = {
     "kvp-L1": "key-value-predict, L = 1", "kvp-L15": "key-value-predict, L = 15",
 }
 
+# how a figure of the claims names each row: the family, and its control where that is not the LSTM (VS-KN's
+# control, the tied LSTM, is in its name)
+ROW_LABELS = {**LABELS, "kvp-L1": "key-value-predict, L = 1 vs L = 5", "kvp-L15": "key-value-predict, L = 15 vs L = 5"}
+
 # Each paper's claim in the book's words (chapter 06's verdict page, :func:`mlm.table.stored_claims`): the
 # family against its control in this group, beside the pair the paper reported under its own protocol and
 # size (the presets' ``paper`` numbers). Salton et al. compare with Zaremba's medium LSTM (20M parameters, not

@@ -51,10 +51,16 @@ _daniluk = ["data.max_document_tokens=none", "data.vocab_size=10000", "data.batc
 # Stored (on an H200): under this recipe no model beats the interpolated bigram of the same tokens (the LSTM's
 # mean test perplexity 190 against 150), so the claims are not testable at this size (chapter 03). A
 # regularized recipe, dropout chosen on validation as for Kong's control, would be the next thing to try.
+# With that control stored, no further seed of a head can change a verdict (mlm.table.stored_claims): the
+# L = 10 heads keep one seed each (attention's is stored), to show the head at this size, not three.
 DANILUK_EPOCHS = 8  # without dropout the validation perplexity turns up after a few epochs
+DANILUK_SEEDS = {"attention-L10": (0,), "kv-L10": (0,)}
+# groups whose stored control already makes every claim *not testable at this size*; their heads may have
+# fewer than the three seeds a verdict needs (tests/test_reproduce.py checks the stored rows agree)
+UNTESTABLE_GROUPS = {"cpu-daniluk2017-wt2": "the LSTM control does not beat the interpolated bigram"}
 DANILUK = [r for name in ("lstm", "kvp-L5", "ngram4", "attention-L10", "kv-L10")
            for r in runs("cpu-daniluk2017-wt2", name, f"daniluk2017-wt2-{name}", "reduced", _daniluk,
-                         seeds=SEEDS, epochs=DANILUK_EPOCHS,
+                         seeds=DANILUK_SEEDS.get(name, SEEDS), epochs=DANILUK_EPOCHS,
                          post=("window-analysis",) if name.startswith(("attention", "kv")) else ())]
 
 # -- Tran et al. (2016): the paper's size (d = 128, n = 15) and 15 epochs on the whole of PTB, unchanged
