@@ -507,8 +507,9 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # | 6. holds 0 and $c$ (or the paper gave no size) | **not settled** |
 #
 # Where the paper itself reported a change under 1% (in effect a claim of no difference), rows 3 and 4 read
-# **supported**, and row 5 does not apply: such an interval reads **not settled**. The 1% margin is the
-# book's choice of a change too small to matter for these models; 95% is the usual level.
+# **supported**, and row 5 does not apply: such an interval reads **not settled**. So does any interval that
+# holds 0 but reaches past the band, as for chapter 03's window of one output. The 1% margin is the book's
+# choice of a change too small to matter for these models; 95% is the usual level.
 #
 # With fewer than three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled
 # (2 seeds)"). Nor does it, whatever the seeds say, where the control's mean test perplexity is no better than
