@@ -727,7 +727,7 @@ plt.show()
 # shorter window costs anything, as the paper found. The interval, $-1.6\%$ to $+1.0\%$, still reaches past
 # the band, so three seeds a side cannot tell a change under 1% from none, and the verdict is *not
 # settled*. The three $L = 1$ seeds alone lie 1.1% apart (114.1 to 115.5), more than the 1% margin itself.
-# The run with $L = 15$ is still waiting.
+# The window of fifteen is still waiting for its third seed.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import statistics  # noqa: E402
