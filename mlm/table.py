@@ -276,8 +276,9 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
                     + (f"; {reading})" if reading else ")"))
         floor = floors[claim.group]
         theirs = control.values("test_ppl")
-        if not model.seeds and floor is not None and theirs and len(control.seeds) == control.expected \
-                and statistics.fmean(theirs) >= floor:  # no run of the model could make this claim testable
+        # a control no better than the bigram learned too little for any claim against it to be tested
+        untestable = floor is not None and bool(theirs) and statistics.fmean(theirs) >= floor
+        if untestable and not model.seeds and len(control.seeds) == control.expected:  # no run of the model can help
             rows.append(Claim(claim.text, f"{reported}; ours (results/{claim.group}): the control {spread(theirs)} "
                                           f"does not beat the interpolated bigram of the same data ({floor:.1f}), so "
                                           f"no run of {claim.model} can test the claim at this size (none is stored)",
@@ -289,11 +290,11 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
                                           f"{stored_seeds}; `python -m mlm reproduce {manifest} --only "
                                           f"'{claim.group}/*'`)", NOT_RUN, claim.question))
             continue
-        ours, theirs = model.values("test_ppl"), control.values("test_ppl")
+        ours = model.values("test_ppl")
         evidence = f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, " \
                    f"{interval_text(ours, theirs)}"
         decided = verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked())
-        if floor is not None and statistics.fmean(theirs) >= floor:
+        if untestable:
             evidence += (f"; the control does not beat the interpolated bigram of the same data ({floor:.1f}): "
                          "these runs learned too little to test the claim")
             decided = UNTESTABLE
