@@ -288,6 +288,18 @@ def test_compare_bench_rows_and_paper_claims():
     assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
 
 
+def test_compare_row_labels_name_a_control_that_is_not_the_lstm():
+    """A figure's row names the family, and its control only where that is neither the LSTM nor in the name."""
+    from mlm.manifests import compare
+
+    assert compare.ROW_LABELS["kvp-L1"] == "key-value-predict, L = 1 vs L = 5"
+    assert compare.ROW_LABELS["kvp-L15"] == "key-value-predict, L = 15 vs L = 5"
+    assert compare.ROW_LABELS["vs-kn-tied"] == "tied LSTM + VS-KN"  # its control, the tied LSTM, is in its name
+    assert compare.ROW_LABELS["kv-L5"] == compare.LABELS["kv-L5"]
+    odd = compare.PaperClaim("x", "compare-ptb", "ngram4", "tied", "p", "q")
+    assert compare.row_label(odd) == "4-gram RNN vs tied LSTM"  # nothing shared: the control's whole name
+
+
 @pytest.mark.parametrize("manifest", ["cpu", "compare", "full"])
 def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(manifest):
     """Each claim shown in a chapter and the README pairs two runs its manifest trains, in one group, with

@@ -16,6 +16,7 @@ with the history cut to k words (the ``history-cut`` post-step, k = 1, 2, 5, 10,
 """
 
 import dataclasses
+import os
 
 from mlm.claims import PaperClaim
 from mlm.reproduce import runs
@@ -72,10 +73,6 @@ LABELS = {
     "attentive-combined-headlr0.1": "Attentive, combined, head lr 0.1x",
     "kvp-L1": "key-value-predict, L = 1", "kvp-L15": "key-value-predict, L = 15",
 }
-
-# how a figure of the claims names each row: the family, and its control where that is not the LSTM (VS-KN's
-# control, the tied LSTM, is in its name)
-ROW_LABELS = {**LABELS, "kvp-L1": "key-value-predict, L = 1 vs L = 5", "kvp-L15": "key-value-predict, L = 15 vs L = 5"}
 
 # Each paper's claim in the book's words (chapter 06's verdict page, :func:`mlm.table.stored_claims`): the
 # family against its control in this group, beside the pair the paper reported under its own protocol and
@@ -144,6 +141,18 @@ CLAIMS = [PaperClaim(text, "compare-ptb", name, control, model_preset, control_p
     ("A window of fifteen outputs gains nothing over five (Daniluk et al. 2017, Fig. 2a: 75.8 against 75.8)",
      "kvp-L15", "kvp-L5", f"{_DANILUK}-kvp-L15", f"{_DANILUK}-kvp-L5", "test"),
 ]]
+
+def row_label(claim: PaperClaim) -> str:
+    """How a figure of the claims names a row: the family, and its control where that is neither the LSTM nor
+    in the family's name, cut to the part that differs ("key-value-predict, L = 1 vs L = 5")."""
+    name, control = LABELS[claim.model], LABELS[claim.control]
+    if claim.control == "lstm" or control in name:
+        return name
+    shared = os.path.commonprefix([name, control]).rpartition(", ")[0]  # the words before the last shared comma
+    return f"{name} vs {control[len(shared) + 2:] if shared else control}"
+
+
+ROW_LABELS = {claim.model: row_label(claim) for claim in CLAIMS}
 
 # the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
 # same size (the bench's "same-size LSTM")
