@@ -508,7 +508,7 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 #
 # Where the paper itself reported a change under 1% (in effect a claim of no difference), rows 3 and 4 read
 # **supported**, and row 5 does not apply: such an interval reads **not settled**. So does any interval that
-# holds 0 but reaches past the band, as for chapter 03's window of one output. The 1% margin is the book's
+# holds 0 but reaches past the band, as for chapter 03's retrained windows. The 1% margin is the book's
 # choice of a change too small to matter for these models; 95% is the usual level.
 #
 # With fewer than three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled
