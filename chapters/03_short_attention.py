@@ -716,9 +716,11 @@ assert len(own_rows) == 4 and "no run of kv-L10 can test the claim" in own_rows[
 # interval lies inside the $\pm 1\%$ band (chapter 00, section 6).
 
 # %%
-WINDOW_LABELS = {"A window of one": "L = 1 against L = 5", "A window of fifteen": "L = 15 against L = 5"}
+from mlm.manifests import compare  # noqa: E402
+
+row_labels = {claim.text: compare.ROW_LABELS[claim.model] for claim in compare.CLAIMS}  # "..., L = 1 vs L = 5"
 show_claims(retrained)
-interval_plot(retrained, [next(v for k, v in WINDOW_LABELS.items() if row.claim.startswith(k)) for row in retrained],
+interval_plot(retrained, [row_labels[row.claim] for row in retrained],
               title="Key-value-predict retrained with another window, against L = 5: ours, ◇ the paper")
 plt.show()
 
