@@ -416,13 +416,11 @@ assert full_history[-1]["train_ppl"] < 50 and all(abs(h["valid_ppl"] - 117) < 1.
 
 # %%
 from mlm.claims import show_claims
-from mlm.table import chapter_evidence
+from mlm.table import chapter_evidence, show_pending
 
 rows, pending = chapter_evidence("01", "../results")
 show_claims(rows)
-print(f"{len(pending)} more claim{'s' if len(pending) != 1 else ''} of this chapter wait{'' if len(pending) != 1 else 's'} for runs:")
-for claim in pending:
-    print(f"  results/{claim.group}/{claim.model} against {claim.control}: {claim.question}")
+show_pending(pending);
 
 # %% [markdown]
 # The two stored rows ask different questions. Press & Wolf compare at **equal width**: the tied model is the

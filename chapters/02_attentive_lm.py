@@ -529,14 +529,11 @@ for name, (valid, test) in {"single": (71.7, 70.1), "combined": (72.6, 70.7)}.it
 
 # %%
 from mlm.claims import show_claims
-from mlm.table import chapter_evidence
+from mlm.table import chapter_evidence, show_pending
 
 rows, pending = chapter_evidence("02", "../results")
-show_claims(rows);
-
-# %%
-print(f"{len(pending)} more claim{'s' if len(pending) != 1 else ''} of this chapter wait{'' if len(pending) != 1 else 's'} "
-      "for runs (results/README.md lists them, with the command that makes each)")
+show_claims(rows)
+show_pending(pending);
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.claims import relative_change

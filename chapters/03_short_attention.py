@@ -49,7 +49,7 @@ from mlm.models.short_attention import NgramHead, WindowAttentionHead, window_ma
 from mlm.plots import (interval_plot, learning_curves, ngram_head_diagram, recall_panels, window_head_diagram,
                        window_heatmap)
 from mlm.sampling import sample_text
-from mlm.table import chapter_evidence, load_stored_recall
+from mlm.table import chapter_evidence, load_stored_recall, show_pending
 from mlm.utils import set_seed
 
 set_seed(seed)
@@ -653,9 +653,7 @@ show_claims(matched_rows)
 interval_plot(matched_rows, [row.claim.split(" beat")[0].rstrip(", ") for row in matched_rows],
               title="Daniluk et al.'s heads against the LSTM: ours with its 95% interval, ◇ the paper")
 plt.show()
-print(f"claims of this chapter still waiting for runs: {len(pending)}")
-for claim in pending:
-    print(f"  {claim.text} [{claim.group}]")
+show_pending(pending);
 
 # %% [markdown]
 # The table puts the paper's perplexities beside ours, but on different scales: the paper's are on its own
@@ -667,8 +665,7 @@ for claim in pending:
 # fifth of the paper's 11%.
 #
 # The paper's main finding survives: the 4-gram RNN, which attends to nothing, does as well as the best
-# attention head (each one's change lies inside the other's interval). The claims still waiting for runs
-# are listed above; their commands are in `results/README.md`.
+# attention head (each one's change lies inside the other's interval).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above describe these rows; the assertions keep them true when runs are added.

@@ -55,7 +55,7 @@ from mlm.manifests.recall import FAMILY_RUNS
 from mlm.models.recurrent_memory import MemoryBlock, memory_window, temporal_rows
 from mlm.plots import attention_by_position, learning_curves, memory_block_diagram, recall_panels, sampled_attention
 from mlm.sampling import sample_text
-from mlm.table import chapter_evidence, load_settings, load_stored_recall
+from mlm.table import chapter_evidence, load_settings, load_stored_recall, show_pending
 from mlm.training import build_batches, build_model
 from mlm.utils import set_seed
 
@@ -487,10 +487,7 @@ memory_explorer({"RM(+tM-g)": rm.model}, rm.corpus.vocab, examples)
 # %%
 rows, pending = chapter_evidence("04", results)
 show_claims(rows)
-if pending:
-    print(f"{len(pending)} more claim(s) of this chapter wait for their runs (results/README.md):")
-for claim in pending:
-    print(f"  {claim.text}")
+show_pending(pending);
 
 # %% [markdown]
 # The table holds two kinds of rows. The rows whose question is *the paper's* compare as Tran et al. did, at

@@ -53,7 +53,7 @@ from mlm.plots import flow_diagram, learning_curves, seed_curves, valid_by_seed
 from mlm.regularizers import (DataNoising, VariationalSmoothing, bigram_counts, evaluate_sampled, l2_coefficients,
                               noising_scheme, row_types, smoothed_mean, training_stream)
 from mlm.sampling import sample_text
-from mlm.table import chapter_evidence
+from mlm.table import chapter_evidence, show_pending
 from mlm.training import build_batches, read_metrics
 from mlm.utils import set_seed
 from mlm.widgets import noising_explorer
@@ -564,10 +564,7 @@ if size == "reduced":
 # %%
 rows, pending = chapter_evidence("05", "../results")
 show_claims(rows)
-waiting = len(pending)
-print(f"{waiting} more claim{'s' if waiting != 1 else ''} of this chapter wait{'s' if waiting == 1 else ''} for "
-      "stored runs; results/README.md lists them with the commands that train them." if waiting else
-      "Every claim of this chapter has its stored runs.")
+show_pending(pending);
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs below: the matched-recipe row (tied LSTM + VS-KN against the tied LSTM) is stored and supported,

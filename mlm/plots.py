@@ -582,10 +582,10 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     """One line per claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our mean
     perplexity against the control's with its 95% interval (a bar), the paper's reported change (a hollow
     diamond), and the verdict beside it. Left of 0 the model is better; the band is the +-1% of *no
-    difference*. Rows with fewer than three seeds on a side have no verdict and are left out."""
-    from mlm.claims import MARGIN, relative_change
+    difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
+    from mlm.claims import MARGIN, awaits_runs, relative_change
 
-    kept = [(row, label) for row, label in zip(rows, labels) if min(len(row.seeds[0]), len(row.seeds[1])) >= 3]
+    kept = [(row, label) for row, label in zip(rows, labels) if not awaits_runs(row.verdict)]
     rows, labels = [row for row, _ in kept], [label for _, label in kept]
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))

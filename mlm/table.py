@@ -326,6 +326,21 @@ def chapter_evidence(chapter: str, results: str | Path = "results") -> tuple[lis
     return rows, pending
 
 
+def show_pending(pending: list) -> str:
+    """Print the claims that :func:`chapter_evidence` found still waiting for runs, one per line with its
+    runs, or that none waits; returns the text. ``results/README.md`` lists the command that trains each."""
+    if not pending:
+        text = "Every claim of this chapter has its stored runs."
+    else:
+        many = len(pending) != 1
+        text = "\n".join([f"{len(pending)} more claim{'s' if many else ''} of this chapter wait{'' if many else 's'} "
+                           "for runs (results/README.md gives the command for each):"]
+                          + [f"  {claim.text} (results/{claim.group}: {claim.model} against {claim.control})"
+                             for claim in pending])
+    print(text)
+    return text
+
+
 def _row(setting: StoredSetting) -> Row:
     """A table row from a stored setting: preset, paper numbers and note from its manifest entry, else
     from its first stored result."""

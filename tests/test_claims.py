@@ -112,3 +112,22 @@ def test_awaits_runs_holds_back_verdicts_without_three_seeds_a_side():
     assert awaits_runs(verdict([118.0, 118.2], [118.1, 118.3, 117.9]))  # "not settled (2 seeds)"
     assert not awaits_runs(NOT_SETTLED)  # three seeds a side that cannot tell: a verdict, shown
     assert not awaits_runs(verdict([110.0, 110.2, 109.9], [118.1, 118.3, 117.9], paper=-0.05))
+
+
+def test_interval_plot_draws_only_rows_with_a_verdict():
+    """A row whose runs are too few (two seeds) is left out of the figure; a decided row is drawn with its
+    verdict beside its bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlm.plots import interval_plot
+
+    decided_seeds = ([110.0, 110.2, 109.9], LSTM, -0.05)
+    decided = Claim("a head helps", "", verdict(*decided_seeds[:2], paper=-0.05), seeds=decided_seeds)
+    waiting = Claim("another helps", "", verdict([110.0, 110.2], LSTM), seeds=([110.0, 110.2], LSTM, -0.05))
+    ax = interval_plot([waiting, decided], ["waiting", "decided"])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["decided"]
+    assert [t.get_text() for t in ax.texts] == [decided.verdict]
+    plt.close(ax.figure)

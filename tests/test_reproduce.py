@@ -728,3 +728,20 @@ def test_list_shows_gpu_hours_from_measured_speeds(tmp_path):
     listing = rp.format_list(specs, rp.Layout(tmp_path), rp.read_speeds(speeds)).splitlines()
     assert "  2.0 h  synthetic-tiny" in listing[0] and "  1.0 h  synthetic-tiny" in listing[1]
     assert listing[-1].endswith("0.02G training tokens; 4.0 GPU hours of training at the measured speeds")
+
+
+def test_chapter_evidence_lists_every_unstored_claim_as_waiting(tmp_path, capsys):
+    """With no stored runs, every claim of a chapter (its own protocol's and the matched recipe's) waits,
+    none is drawn, and ``show_pending`` prints each with its runs; with none waiting it says so."""
+    from mlm.manifests import compare, cpu
+    from mlm.table import chapter_evidence, show_pending
+
+    rows, pending = chapter_evidence("01", tmp_path)
+    expected = [c for c in cpu.CLAIMS + compare.CLAIMS if c.chapter == "01"]
+    assert rows == [] and sorted(c.text for c in pending) == sorted(c.text for c in expected) and len(pending) >= 2
+    text = show_pending(pending)
+    assert text.startswith(f"{len(pending)} more claims of this chapter wait for runs")
+    assert all(f"results/{c.group}: {c.model} against {c.control}" in text for c in pending)
+    assert show_pending(pending[:1]).startswith("1 more claim of this chapter waits for runs")
+    assert show_pending([]) == "Every claim of this chapter has its stored runs."
+    assert capsys.readouterr().out.count("\n") == len(pending) + 1 + 2 + 1
