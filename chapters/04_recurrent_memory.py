@@ -251,11 +251,11 @@ tokens = torch.tensor([[11, 12, 13, 14, 15, 16]])  # (batch, time): <bos> w1 .. 
 ids, present = memory_window(tokens, mask=None, size=4)  # (batch, time, n) each
 for t in range(6):
     slots = " ".join(f"{int(i):>3}" if p else "  ." for i, p in zip(ids[0, t], present[0, t]))
-    print(f"step {t}: memory {slots}   rows of T {temporal_rows(6, 4, 'paper')[t].tolist()}")
+    rows = " ".join(f"{int(r):>2}" if p else " ." for r, p in zip(temporal_rows(6, 4, "paper")[t], present[0, t]))
+    print(f"step {t}: memory {slots}   rows of T {rows}")
 
 # %% [markdown]
-# The rows of $T$ of a missing slot are placeholders, never used. The scores of every step are then one band
-# of a single matrix product, and Eq. 3 one more product:
+# The scores of every step are then one band of a single matrix product, and Eq. 3 one more product:
 
 # %%
 print(inspect.getsource(MemoryBlock.forward))
@@ -346,11 +346,10 @@ print(sample_text(rm.model, rm.corpus.vocab, length=60, temperature=0.8, seed=se
 #
 # Section 5.1 of the paper reads the attention weights of its trained models. We repeat three of its
 # analyses (Figures 3 to 5) on the test set with the reduced model and with the stored RM(+tM-g) and
-# RMR(-tM-g), the paper's best variant of each architecture (Table 2: RMR(-tM-g) 131.2 against RMR(+tM-g)
-# 135.2 on English news; its Figure 3 shows the same two), trained for two epochs on the whole of PTB
+# RMR(-tM-g), the two variants of the paper's Figure 3 (the best RMR in all three languages and the best RM
+# in German and Italian, Table 2), trained for two epochs on the whole of PTB
 # (`results/tran2016-ptb-128-whole/`, one seed each), counting only steps whose memory is full. The
-# yardstick is **uniform attention**: a block that has learned nothing about where to look spreads
-# $1/15 \approx 0.067$ over every slot.
+# yardstick is uniform attention, $1/15 \approx 0.067$ per slot (section 1).
 #
 # **Average attention per position (Figure 3).** Position $-1$ is the current word, $-15$ the oldest; the
 # weight axis is logarithmic, so weights far below uniform stay readable.
@@ -465,7 +464,7 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 # almost certainly. The paper found separable-verb particles in German and fixed expressions in German and
 # Italian, on corpora of 22M to 29M tokens.
 #
-# **Explore.** Type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
+# **Explore.** The reduced RM trained above: type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
 # word, each column an input in memory (the current word on the diagonal and at most 14 words before it;
 # grey cells are outside the memory). Each cell shows its weight against the uniform $1/k$ over the row's $k$
 # words in memory, on a log scale: white is uniform, red more than its share, blue less. The table lists the
@@ -476,7 +475,7 @@ from mlm.widgets import memory_explorer
 
 examples = [" ".join(line) for line in rm.corpus.lines["test"] if 22 <= len(line) <= 26][:2] + [
     "the company said it expects to report a loss for the third quarter because of higher costs"]
-memory_explorer({"RM(+tM-g)": rm.model}, rm.corpus.vocab, examples)
+memory_explorer({"RM(+tM-g), reduced": rm.model}, rm.corpus.vocab, examples)
 
 # %% [markdown]
 # ## 4. The evidence
@@ -491,14 +490,14 @@ show_pending(pending);
 
 # %% [markdown]
 # The table holds two kinds of rows. The rows whose question is *the paper's* compare as Tran et al. did, at
-# **equal width**: RM(+tM-g), RMR(-tM-g) and the 1-layer LSTM all at $d = 128$, under Tran's recipe (SGD, no
-# dropout, 15 epochs) on PTB. At that width the memory's two vocabulary-sized tables come on top of the LSTM, so
-# RM and RMR have about twice its parameters. The paper's pairs come from Table 2, on 26M words of English news
-# with a 77k-word vocabulary: its level is not comparable with PTB's, only its relative change is.
+# **equal width**: RM(+tM-g), RMR(-tM-g) and the 1- and 3-layer LSTMs all at $d = 128$, under Tran's recipe
+# (SGD, no dropout, 15 epochs) on PTB. At that width the memory's two vocabulary-sized tables come on top of
+# the LSTM, so RM and RMR have about twice its parameters. The 3-layer pair is the paper's own PTB comparison
+# (section 4.3); the others come from Table 2, on 26M words of English news with a 77k-word vocabulary, whose
+# level is not comparable with PTB's: only their relative change is.
 #
-# The rows whose question is *the book's* compare under the **matched recipe** (chapter 06 compares every
-# family this way): Tran's SGD schedule without dropout, and every model at the 1-layer LSTM's 2.70M
-# parameters, its width chosen to fit. There the tables take the parameters the LSTM would otherwise get.
+# The rows whose question is *the book's* keep the same schedule but fix the **budget** (chapter 06 compares
+# every family this way): every model at the 1-layer LSTM's 2.70M parameters, its width chosen to fit. There the tables take the parameters the LSTM would otherwise get.
 # The table below reads the stored runs of both comparisons: the width of each model, the weights in its
 # LSTM layers, its parameters, the training perplexity of its last epoch (lowest and highest seed), the
 # epochs at which validation was best, and the test perplexity there.
@@ -525,7 +524,7 @@ if waiting:
     print("  waiting for runs: " + ", ".join(waiting))
 compare_runs = load_settings([spec for spec in compare.RUNS if spec.base in ("lstm", "rm-tm-g", "rmr-notm-g")],
                              results)
-print("\nmatched recipe, 2.70M parameters (results/compare-ptb)")
+print("\nmatched budget, 2.70M parameters (results/compare-ptb)")
 describe(compare_runs)
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -588,17 +587,16 @@ assert means["rm-tm-g"] < means["lstm1"] < 123.5 and means["lstm3"] > 126.1, mea
 # (section 4.3) sets RM against a 3-layer LSTM: 123.5 against 126.1, 2.1%. Ours finds 12%, which the rule
 # calls *supported*, but the control is the weak side. Our 3-layer LSTM scores about 131, worse than our
 # 1-layer one, and ends at a training perplexity of 85 to 88: fifteen epochs of this schedule do not train
-# three stacked layers of 128 units. Its runs ran on a different kind of CPU from RM's, and chapter 06,
-# section 5 shows one run moving about 1% between machines.
+# three stacked layers of 128 units. A change of hardware moved one stored run by about 1% (chapter 06,
+# section 5), a tenth of this 12% gap.
+#
+# The paper's PTB numbers (RM 123.5, 3-layer LSTM 126.1) were measured on nearly the same test text as ours
+# (the official loader keeps only sentences of 10 to 80 tokens). Our 1-layer LSTM (118.1) and RM (115.3) lie
+# below both; only our 3-layer LSTM (131.1) lies above.
 #
 # **At a matched budget it loses.** RM is left with a 66-unit LSTM, about a quarter of the control's LSTM
 # weights; it fits the training text as well as the control but generalises worse. RMR's two 65-unit layers
 # cannot even fit the training text. These rows are a statement about the budget, not about Tran's claim.
-#
-# Tran et al.'s PTB numbers were measured on nearly the same tokens as ours (the official code's loader keeps
-# sentences of 10 to 80 tokens, which moves perplexity by about 1%; docs/design.md, section 10). Our 1-layer
-# LSTM (118.1) is already below both, our RM (115.3) lower still; only our 3-layer LSTM (131.1) lies above
-# the paper's.
 #
 # > **Where this falls short.** The equal-width rows come from PTB, not the paper's news corpora: RM's gain
 # > is smaller than reported and RMR loses, which one schedule without dropout on a small corpus may not
@@ -615,20 +613,28 @@ assert means["rm-tm-g"] < means["lstm1"] < 123.5 and means["lstm3"] > 126.1, mea
 # ## Appendix: two analyses this size cannot make
 #
 # **Sentence completion.** The paper's best RM answers 69.2% of the MSR Sentence Completion Challenge (Table
-# 4) after training on 47M tokens of novels. A reduced run affords some 50k tokens, whose vocabulary turns
-# most candidates into `<unk>` and ties nearly every question, so every model, count or neural, lands near
-# chance; the scorer stays in `mlm.completion`, with its tests, for a larger run.
+# 4) after training on 47M tokens of novels. Even the first 1M tokens of the novels leave 24% of the
+# candidates outside a 10k-word vocabulary and 751 of the 1,040 questions with an unknown candidate; a
+# one-epoch LSTM trained on them answers 19.2%, where chance is 20% (`results/holmes-notes.md`). The scorer
+# stays in `mlm.completion`, with its tests, for a larger run.
 #
 # **Frequent pairs (Table 3).** The paper takes the (attended word, predicted word) pairs whose attention
 # lies more than six positions back, groups them by distance, and averages how often each pair co-occurs in
 # the training text (Table 3), to show that distant attention is more than memorised frequent pairs. Our
-# whole-PTB model makes few such predictions: 57, 80, 57, 44, 29, 37, 19, 18 and 5 for $d = 7$ to 15. So
-# few pairs make the means swing: 147 at $d = 11$, between 1.4 and 42 at every other distance. That is too
-# little to test the claim.
+# whole-PTB RM makes few such predictions:
+
+# %%
+pairs = {int(d): v for d, v in whole["RM(+tM-g)"][1]["pair_frequency_by_distance"].items()}
+print("distance d               " + " ".join(f"{d:>5}" for d in sorted(pairs)))
+print("pairs                    " + " ".join(f"{pairs[d][1]:>5}" for d in sorted(pairs)))
+print("mean co-occurrence count " + " ".join(f"{pairs[d][0]:>5.1f}" for d in sorted(pairs)))
+
+# %% [markdown]
+# From 80 pairs at $d = 8$ down to 5 at $d = 15$: so few that the means swing, 147 at $d = 11$, between 1.4
+# and 42 at every other distance. That is too little to test the claim.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The appendix's counts and means of the pair-frequency analysis (Table 3), from the stored whole-PTB RM.
-pairs = {int(d): v for d, v in whole["RM(+tM-g)"][1]["pair_frequency_by_distance"].items()}
 assert [pairs[d][1] for d in range(7, 16)] == [57, 80, 57, 44, 29, 37, 19, 18, 5], pairs
 others = [mean for d, (mean, _) in pairs.items() if d != 11]
 assert round(pairs[11][0]) == 147 and (round(min(others), 1), round(max(others))) == (1.4, 42), pairs
