@@ -148,9 +148,12 @@ assert all(0.65 < e["source_attention"]["weight"] < 0.95 for e in combined.extra
 # $$ h'_t = \tanh(W_c [h_t; c_t] + b_c) \quad (7), \qquad p(w_{t+1} \mid w_{\le t}) = \mathrm{softmax}(E\, h'_t + b) \quad (8). $$
 #
 # The paper writes the bias of (7) as $b_t$ and the predicted word of (8) as $w_t$; we write $b_c$, index the
-# word by the step that predicts it, and call the tied output matrix $E$. With $n$ the LSTM's width (`hidden` in
-# the code) and $a$ the head's attention width (`attn`), the head's parameters are $W_s, W_q \in
-# \mathbb{R}^{a \times n}$ ($W_q$ for the combined score only), $v_s \in \mathbb{R}^{a}$, $W_c \in
+# word by the step that predicts it, and call the tied output matrix $E$. The weights depend on the step too,
+# so below we write $a_{t,i}$ for the weight of $h_i$ at step $t$ (the paper drops the $t$).
+#
+# With $n$ the LSTM's width (`hidden` in
+# the code) and $n_a$ the head's attention width (`attn`), the head's parameters are $W_s, W_q \in
+# \mathbb{R}^{n_a \times n}$ ($W_q$ for the combined score only), $v_s \in \mathbb{R}^{n_a}$, $W_c \in
 # \mathbb{R}^{n \times 2n}$ and $b_c \in \mathbb{R}^{n}$; the LSTM and $E$ are the network it sits on. $h_t$ enters the buffer only *after* it has been used, so the model never attends to
 # its current output (it has it already, in the first half of $[h_t; c_t]$). Written as a loop over the steps
 # of one sentence, each line is one equation:
@@ -373,8 +376,9 @@ assert late["single, head at 0.1x"] < 1.3 * late["LSTM"], late  # "follows the L
 # summed over the sentence, so at a learning rate of 1 their steps toward "the frequent words everywhere" are
 # large.
 #
-# With the head at a tenth of the rate the batch perplexity follows the LSTM's. The share has not fallen yet
-# after 150 updates, so the smaller rate tames the start rather than curing it. The reduced presets use it.
+# With the head at a tenth of the rate the batch perplexity follows the LSTM's, half that of the one-rate
+# model, though its share after 150 updates (0.98) is hardly below the one-rate model's (1.00): the share
+# does not tell these two runs apart, only the perplexity does. The reduced presets use the smaller rate.
 #
 # On all of PTB at 2 x 256, with one learning rate and the paper's dropout, the stored runs in
 # `results/salton2017-ptb-256-4ep/` show what the unigram stage costs at a larger scale:
@@ -462,9 +466,9 @@ attention_explorer({"single": run.model}, ptb.vocab,
 
 # %% [markdown]
 # The whole test set tells more than one sentence. We measure how spread out each step's weights are with the
-# entropy of the weights divided by that of uniform weights over the same slots, $H(a_t) / \log(t-1)$: 1 when
-# the weight is spread evenly, 0 when one output takes it all (steps with fewer than two stored outputs are
-# skipped). We also average the weight given to the output
+# entropy of the weights divided by that of uniform weights over the same slots, $H(a_t) / \log k_t$ with
+# $k_t$ the number of stored outputs: 1 when the weight is spread evenly, 0 when one output takes it all
+# (steps with fewer than two stored outputs are skipped). We also average the weight given to the output
 # $d$ steps back, beside what uniform attention would give.
 
 # %%
@@ -525,7 +529,9 @@ for name, (valid, test) in {"single": (71.7, 70.1), "combined": (72.6, 70.7)}.it
 # There is a second reason the paper's numbers may not measure attention. Reading the official code, the
 # training graph never grows the buffer, so the score weights ($W_s$, $v_s$, $W_q$) and the half of $W_c$ that
 # reads $c_t$ receive no gradient; only the test graph attends, with those weights at their random start
-# (docs/design.md, section 10, gives the details).
+# (docs/design.md, section 10, gives the details). That could also explain the near-uniform weights of the
+# paper's Figures 2 and 3: with the score weights at their small initial values every score is near zero and
+# the softmax near uniform, so the "smoothing" would need no learned behaviour.
 
 # %%
 from mlm.claims import show_claims
@@ -617,7 +623,7 @@ assert all(curves[k][i][4]["lr"] < curves[k][i][3]["lr"] == 1.0 for k in curves 
 slow_first = [v for k in slow for v in first[k]]
 assert [f"{min(slow_first):.0f}", f"{max(slow_first):.0f}"] == ["212", "228"], slow_first  # "212 to 228"
 assert max(slow_first) < 1.15 * max(first["LSTM"]), first  # "close to the LSTM"
-assert all(max(best[k]) < min(best["LSTM"]) - 2 for k in slow), best  # "about three points below"
+assert all(3 < statistics.fmean(best["LSTM"]) - statistics.fmean(best[k]) < 5 for k in slow), best  # "about four points below"
 assert all(abs(statistics.fmean(final_train[k]) - statistics.fmean(final_train["LSTM"])) < 2 for k in slow), final_train
 assert len(curves["LSTM"]) == 5 and 55.5 < min(final_train["LSTM"]) and max(final_train["LSTM"]) < 58  # "56 to 58"
 params = {run: stored[run].results[0]["parameters"] for _, run in families}
@@ -647,30 +653,33 @@ assert [[round(100 * x, 1) for x in relative_change(*r.seeds[:2])] for r in slow
 #
 # With the head at a tenth of the rate (bottom row) the picture changes. The first epoch ends at 212 to 228,
 # close to the LSTM; seed 1 of each score steps back at epoch 4 by an eighth to a sixth, not by half; the
-# training perplexity ends where the LSTM's does, and validation levels off about three points below it. On
+# training perplexity ends where the LSTM's does, and validation levels off about four points below it. On
 # test the single score now *gains* 3.1% on the LSTM (interval 1.8% to 4.5%) and the combined score 2.9%
 # (2.2% to 3.6%), the third and fourth rows of the table. The head's full learning rate, not attention
 # itself, cost the full-rate runs their loss; the unigram stage of section 3 is the likely reason, though
 # these runs do not measure it.
 #
 # Both gains are far smaller than the 15% of the paper's pairs, pairs that, as said above, are no control.
-# These six runs trained on a different kind of CPU from three of the LSTM's five seeds (chapter 06,
-# section 5). The LSTM's two seeds on the heads' CPU score as its other three do, and every seed of either
-# head lies below both, so the machine does not explain the gains. One claim waits for runs: the paper's own
-# recipe at 2 x 200 instead of 2 x 650, with the head again at a tenth.
+# The control's seeds trained on the same hardware as the heads score like its others, and every seed of
+# either head lies below them (chapter 06, section 5), so the hardware does not explain the gains. One claim
+# waits for runs: the paper's own recipe at 2 x 200 instead of 2 x 650, with the head again at a tenth.
 
 # %% [markdown]
 # > **Where this falls short.** The gains with the head at a tenth of the rate rest on three seeds of each
-# > score under the book's recipe, not the paper's, and on two control seeds on the heads' kind of CPU; the
-# > paper's recipe at 2 x 200 is not stored. No run of the book has the paper's size
+# > score under the book's recipe, not the paper's; the paper's recipe at 2 x 200 is not stored. No stored
+# > run keeps the merge layer of Eq. 7 and sets the context to zero (`model.attention_disabled`), so part of
+# > the 3% may come from the extra $\tanh$ layer rather than from reading the buffer. No run of the book has
+# > the paper's size
 # > (2 x 650, 50% dropout, trained until validation stops improving), so the paper's 70.1 is neither
 # > confirmed nor refuted at that size.
 # >
-# > On the recall task the single score's seeds range from chance to the LSTM's level after 15 epochs;
+# > On the recall task the single score's seeds range from chance to a little above the LSTM's best after
+# > 15 epochs;
 # > whether longer training teaches it a lookup like the combined score's, the stored runs cannot say.
 #
 # **Exercise 02** ([`exercises/ex02_attentive_scores.py`](../exercises/ex02_attentive_scores.py)): the causal
-# memory mask and the combined score, checked with `python -m exercises.grader 02`.
+# memory mask, the combined score, and the masked softmax that turns scores into a context without NaNs,
+# checked with `python -m exercises.grader 02`.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.book import record

@@ -166,9 +166,8 @@ for w in range(len(toy_vocab)):
 # | Kneser-Ney | input and target | $\gamma\, N_{1+}(i, \cdot) / c(i)$ | continuation $K$ |
 #
 # In expectation over the noise, the counts a bigram model trained on noised data sees (its *pseudo-counts*)
-# are those of the matching smoothed model (blank noising excepted: for a bigram it leaves $p(w \mid v)$
-# unchanged and only teaches the blank context the unigram): the context $i$ is forgotten with probability
-# $\gamma_i$. A
+# are those of the matching smoothed model (for a bigram, blank noising only teaches the blank context the
+# unigram): the context $i$ is forgotten with probability $\gamma_i$. A
 # forgotten context says nothing about the next word, so at those positions the best prediction is the
 # distribution of the targets that follow them: the unigram $U$ when only inputs are noised (exactly so when
 # $\gamma_i$ is one constant; blank noising included), the continuation $K$ for
@@ -613,8 +612,9 @@ for path in sorted((STORED / "vs-kn-tied").glob("seed*/config.json")):
 # every seed of the smoothed model below every seed of the control.
 #
 # The matched recipe's smoothed model is a one-layer LSTM of 228 units with $\lambda = 0$ and no dropout, so
-# the KL term of section 3 is off: the row tests the mixture draws and the mean prediction alone. Read that
-# row for what it asks. The matched recipe's control has no dropout and overfits after its fifth or
+# the KL term of section 3 is off: the row tests the mixture draws and the mean prediction alone.
+#
+# Read that row for what it asks. The matched recipe's control has no dropout and overfits after its fifth or
 # sixth epoch (below), so other noise on its inputs could lower its validation perplexity as well, and a win says
 # that smoothing regularizes, not that it beats the regularizers the paper compares it with. Kong et al.'s
 # control already has dropout. The rows that follow the paper's protocol at a smaller width (`cpu-kong2019-ptb`,

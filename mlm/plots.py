@@ -289,7 +289,8 @@ def ngram_head_diagram(n: int = 4, ax=None):
     for i, x in enumerate(xs):
         j = parts - 1 - i
         side = 0.3 if i < parts - 1 else -0.3  # leave from the side of the part, clear of the others
-        ax.annotate("", xy=(centre + 0.6 * (i - (parts - 1) / 2), cat_y - 0.36), xytext=(x + side, 0.5 * j + 0.25),
+        # each part lands under its own term of the box, whose order is the paper's: h^1_t first
+        ax.annotate("", xy=(centre + 0.6 * (j - (parts - 1) / 2), cat_y - 0.36), xytext=(x + side, 0.5 * j + 0.25),
                     arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.4})
     for y0, y1 in ((cat_y, merge_y), (merge_y, out_y)):
         ax.annotate("", xy=(centre, y1 - 0.36), xytext=(centre, y0 + 0.34),
