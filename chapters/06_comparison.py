@@ -69,6 +69,7 @@ from mlm.utils import machine_kind as machine
 # $d \le L + 1 = 6$ (the output at the source word is still in the window), his 4-gram RNN, which reads
 # $h_t$, $h_{t-1}$ and $h_{t-2}$, while $d \le 3$ (chapter 03, section 4), Tran's memory of $n = 15$ input
 # words while $d \le 15$. Beyond its reach a head sees the source only if the LSTM under it carries the pair.
+#
 # RM(+tM-g) and RMR(+tM-g) are chapter 04's two models with positions in the memory's keys (+tM) and the gate
 # (-g); part 2 uses RMR(-tM-g), without positions, Tran's best RMR on news.
 #
@@ -155,6 +156,10 @@ for label, table in recall.items():
                  + f" | {spread(overall, 2).replace(' (3 seeds)', '')} |")
 show_markdown("\n".join(lines) + f"\n\nMean ± sd over three seeds; chance {chance:.2f}.");
 
+# %% [markdown]
+# For each attention head, the weight it puts on the source when the question comes, against uniform
+# attention, and how often the source gets the largest weight of that step's attention, seed by seed:
+
 # %%
 for label, entry in stored.items():
     found = [x["source_attention"] for x in entry.extras if x["source_attention"]]
@@ -164,10 +169,7 @@ for label, entry in stored.items():
               + ";  largest weight of its row in " + ", ".join(f"{f['is_max']:.0%}" for f in found) + " of the lines")
 
 # %% [markdown]
-# Five things follow.
-# %% [markdown]
-# **What the recall task shows.** The weight each attention head puts on the source when the question
-# comes, against uniform attention, seed by seed:
+# **What the recall task shows.** Five things follow:
 #
 # * **Salton's combined score solves the task, and the single score cannot.** The combined score (Eq. 10)
 #   recalls nearly every value at every distance, with most of its weight on the source. The single score
@@ -181,10 +183,9 @@ for label, entry in stored.items():
 #   the pair, recall holds within the memory's 15 words and falls to chance right after them (chapter 04);
 #   in its other seeds the LSTM carries the pair past the reach. RMR's block gives the source about the uniform
 #   weight or less (1.0, 1.3 and 0.0 times it), and its recall is its LSTMs'.
-# * **Daniluk's window heads recall less than the plain LSTM**, in every family on average, and no better
-#   within the window than beyond it. The heads that split the output recall least, plausibly because each
-#   part is too small to carry the pair (chapter 03); the window heads also read segments of 20 words with the
-#   state carried, where the LSTM starts each line from zero, so the protocols differ too.
+# * **Daniluk's window heads recall less than the plain LSTM**, in every family on average. The heads that
+#   split the output recall least, plausibly because each part is too small to carry the pair (chapter 03);
+#   the protocols differ too (section 1).
 # * **The tied LSTM stays near chance in every seed** under the shared recipe (Adam at 0.01); the probes
 #   below find out why. For RMR and the single score, whether a seed learns the task at all is the largest
 #   effect; the plain LSTM's seeds differ widely too (the probes print them).
@@ -257,8 +258,9 @@ assert min(probe_accuracy["LSTM with a 64-wide embedding"]) > 0.45
 #   and Tran's Memory Block, which keeps two tables the size of the vocabulary, leaves RM and RMR an LSTM of 66
 #   and 65 units.
 #
-# Chapter 05's variational smoothing (VS-KN: each input word replaced at random by one drawn from Kneser-Ney
-# counts, γ = 0.2) is trained on the tied LSTM, its paper's control; it adds no parameters.
+# Chapter 05's variational smoothing (VS-KN: each word's embedding drawn, while training, from a mixture that
+# keeps its own vector or, with a probability set by γ = 0.2 and Kneser-Ney counts, takes another word's; the
+# test uses the mixture's mean) is trained on the tied LSTM, its paper's control; it adds no parameters.
 #
 # Beside these, the **fair trials** ask each paper's own question where it differs from the book's (tying at
 # equal width; Daniluk's window retrained at $L = 1$ and 15) or remove a handicap of this recipe (Salton's head
@@ -285,7 +287,7 @@ for name, s in stored_families.items():  # the stored runs trained these very mo
 # %% [markdown]
 # ## 5. Quality, size and speed
 #
-# Test perplexity over the stored seeds, the epoch at which validation peaked (after it the training perplexity
+# Test perplexity over the stored seeds, the epoch of the best validation perplexity (after it the training perplexity
 # keeps falling while the validation perplexity slowly rises: without dropout every model fits PTB's training
 # text far better than its test text), and the speed measured by one bench run: training tokens per second, the
 # time against the LSTM of the budget and against a plain LSTM of the head's own width.
@@ -307,7 +309,7 @@ def speed(name: str) -> str:
     return f"{tokens:,.0f} | {lstm['train_tokens_per_second'] / tokens:.2f}x | {same['train_tokens_per_second'] / tokens:.2f}x"
 
 
-lines = ["| family | width | parameters | test perplexity | peaked at epoch | final train perplexity "
+lines = ["| family | width | parameters | test perplexity | best epoch | final train perplexity "
          "| train tok/s | time × LSTM | time × same-width LSTM |", "|---|" + "---:|" * 8]
 for name in stored_families:
     lines.append(f"| {LABEL[name]} | {compare.WIDTHS[name]} | {counts[name]:,} | {spread(test[name])} | "
@@ -342,7 +344,7 @@ for kind, again in rerun.items():
           f"{abs(again['test_ppl'] - on_cpu['test_ppl']) / statistics.stdev(test['lstm']):.1f} times that sd)")
 
 # %% [markdown]
-# **What the table says.** Every run peaked by epoch 11 of 15 and ran its schedule out, so these are finished
+# **What the table says.** Every run reached its best validation perplexity by epoch 11 of 15 and ran its schedule out, so these are finished
 # runs of this recipe. Four things matter for reading them:
 #
 # * **Width follows the budget.** The tied LSTM is 228 wide against 128; the heads that split their output
@@ -352,13 +354,14 @@ for kind, again in rerun.items():
 #   every other model without smoothing reaches 41-66.
 # * **At this size the softmax dominates the time.** Its 10,000-word matrix is ten times the LSTM's weights,
 #   so every head trains within 1.25x the LSTM's time. A second bench run moved the time ratios by up to
-#   0.2 (printed under the table): read only larger differences. A ratio below 1 against the same-width
-#   LSTM means the head's softmax reads a narrower vector (a part of the split output).
-# * **The families are not spread evenly over two kinds of CPU** (printed above). The LSTM control has three
-#   seeds on the first, two on the second; the two average what the three do (118.0 against 118.1), which with
-#   so few seeds rules out only a large shift. Its seed 0, rerun with the same command on the second CPU, ended
-#   1.1% lower, on a GPU 1.2% lower: more than twice the spread of the five seeds. So a difference of about 1%
-#   between two families needs several seeds a side, as the verdicts below have.
+#   0.2 (printed under the table): read only larger differences. Key-value, key-value-predict and the 4-gram
+#   RNN run faster than a plain LSTM of their width because their softmax reads one part of the split
+#   output; the window head's ratio below 1 is within the bench's noise.
+# * **The runs come from two kinds of CPU** (printed above). The LSTM's seeds average 118.1 on the first and
+#   118.0 on the second, so no large shift shows. Yet the same command is not repeatable across machines:
+#   seed 0 rerun on the second kind ended 1.1% lower, on a GPU 1.2% lower, more than twice the
+#   spread of the five seeds. A difference of about 1% therefore needs several seeds a side, as every
+#   verdict below has.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 original = [n for n in stored_families if n in ("lstm", "tied", "attentive-single", "attentive-combined", "window-L5",
@@ -397,7 +400,9 @@ assert set(machines) == {"Xeon", "EPYC"}
 # stored model is scored again with its history cut: to predict a word it sees only the last $k$ words before
 # it, from a zero state. Where the curve reaches 1, words further back no longer help. This is the book's own
 # question about the whole model, not Daniluk et al.'s claim about the attention window, which the fair
-# trials test by retraining the window (section 7). One panel per kind of model, the mean over seeds with the
+# trials test by retraining the window (section 7).
+#
+# One panel per kind of model, the mean over seeds with the
 # range of the seeds as a band; the LSTM is drawn in every panel for reference, and the two Attentive curves
 # at the full learning rate nearly coincide. The fifth panel holds one model retrained with three windows.
 
@@ -449,6 +454,7 @@ for label, seeds in curves.items():
 #
 # The curves part at the short end. Cut to 2 words, the perplexity of the models without a memory head rises by
 # 37-46%; that of every head that attends or reads a memory rises more, by 47% to 82% (the Attentive models).
+#
 # These heads lose more than the plain models when only two words remain, yet with the whole sentence only
 # key-value-predict (with any of its three windows) and Salton's two scores with the head at a tenth of the
 # learning rate end clearly below the LSTM (the 4-gram RNN, which attends to nothing, does too). So a head changes *how* a model uses the
@@ -461,8 +467,7 @@ for label, seeds in curves.items():
 # The retrained windows (fifth panel) show the same from the other side. Key-value-predict with a window of
 # one output loses 48-51% when cut to 2 words, with five 56-63%, with fifteen 63-79%; cut to 5 words, 12-13%,
 # 13-14% and 16-21%. The longer the window, the more the model leans on the words it can reach, yet with the
-# whole sentence the three score alike (section 7): a wider window changes what the model reads, not how well
-# it predicts.
+# whole sentence the three score 115.0, 115.3 and 116.0, a difference three seeds cannot settle (section 7).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 for label, seeds in curves.items():
@@ -496,7 +501,8 @@ assert [percent([cost(c, 5) for c in windows[L]]) for L in (1, 5, 15)] == ["12-1
 # 95% interval of the relative change, read against zero and the paper's own change. The question column says
 # which comparison the runs make; where it is the book's (one recipe, 2.70M parameters), it also says where the
 # paper compared differently. In the figure, each bar is our interval and each diamond the paper's reported
-# change; the grey band is the ±1% the rule calls no difference. Left of zero the family beats its control.
+# change; the grey band is ±1%: an interval that holds zero and stays inside the band reads *no difference*,
+# one that excludes zero a gain or a loss, however small. Left of zero the family beats its control.
 
 # %%
 decided = decided_compare(results_dir)  # family -> claims row, three seeds a side
@@ -516,10 +522,10 @@ show_claims(list(decided.values()))
 #   dropout, so the plain models overfit from their fifth to seventh epoch, and a regularizer has room that
 #   the papers' regularized controls did not leave: chapter 05 asks Kong et al.'s own question.
 # * **Daniluk's heads gain less than reported.** Key-value-predict and the 4-gram RNN, which attends to
-#   nothing, gain about 2% against the paper's 11% (*a gain, smaller than reported*), and land level with each
-#   other, as in the paper. Attention and key-value over the window gain nothing measurable, and their
-#   intervals exclude the paper's 3.5% and 7.3% (*smaller than reported*). Both also have the widest LSTM of
-#   the budget (279 units, section 5), so part of the gain may be width.
+#   nothing, gain about 2% against the paper's 11% on Wikipedia (*a gain, smaller than reported*), and land
+#   level with each other, as in the paper. These two also have the widest LSTM of the budget (279 units,
+#   section 5), so part of their gain may be width. Attention and key-value over the window gain nothing
+#   measurable, and their intervals exclude the paper's 3.5% and 7.3% (*smaller than reported*).
 # * **Salton's attention and Tran's memory lose here** (*contradicted*), by about 1% and by 4% and 16%. These
 #   rows answer the book's question, not the papers': under this recipe the Attentive head trained at the full
 #   learning rate is still under-trained (chapter 02), and the memory's tables leave RM and RMR an LSTM half as
@@ -527,11 +533,12 @@ show_claims(list(decided.values()))
 #   further rows retrain Salton's heads at a tenth of the learning rate.
 # * **With the head at a tenth of the learning rate, Salton's scores gain about 3%**: the single score 3.1%
 #   (interval 1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *a gain, smaller than reported* against
-#   the paper's 15%. Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to
+#   the paper's 15% (measured against Zaremba's 20M-parameter medium LSTM, another paper's). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to
 #   118.6).
-# * **A window of one or fifteen outputs does as well as five, as far as three seeds can tell.** Retrained
+# * **Whether a window of one or fifteen outputs does as well as five, three seeds cannot settle.** Retrained
 #   with $L = 1$, key-value-predict scores 0.3% below the model with $L = 5$ (interval $-1.6\%$ to $+1.0\%$;
-#   the paper: +0.4%); with $L = 15$, 0.6% above it ($-1.1\%$ to $+2.2\%$; the paper: 0.0%). Both intervals
+#   the paper, on Wikipedia: +0.4%); with $L = 15$, 0.6% above it ($-1.1\%$ to $+2.2\%$; the paper: 0.0%).
+#   Both intervals
 #   reach past the $\pm 1\%$ band, so the rule says *not settled* (chapter 03).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}

@@ -14,7 +14,8 @@ reads as a difference) and the paper's own change ``p`` (negative where it repor
 * the interval holds 0: **no difference** where it lies inside ``(-m, m)``, **smaller than reported** where it
   excludes ``p`` (no gain as large as the paper's, though a small one is not ruled out), **not settled**
   otherwise (it holds both 0 and the paper's change);
-* a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by *no difference*.
+* a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by an interval below 0
+  or inside ``(-m, m)``, **contradicted** by one above 0, and **not settled** otherwise.
 
 A claim whose control's mean test perplexity is no better than the interpolated bigram of its own data (a
 count model, :mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say:
