@@ -417,11 +417,16 @@ groups = {"no memory head": ["LSTM", "tied LSTM", "tied LSTM, d = 128", "4-gram 
           "the window retrained": ["LSTM", "key-value-predict, L = 1", "key-value-predict, L = 5",
                                    "key-value-predict, L = 15"],
           "memory of 15 words": ["LSTM", "RM(+tM-g), n = 15", "RMR(-tM-g), n = 15"]}
+families = list(dict.fromkeys(m for members in groups.values() for m in members))
+palette = {m: plt.cm.tab20(i % 20) for i, m in enumerate(families)}  # one colour per family in every panel
 fig, axes = plt.subplots(2, 3, figsize=(15, 8), sharey=True, sharex=True)
 for ax, (title, members) in zip(axes.flat, groups.items()):
-    history_curves({m: curves[m] for m in members if m in curves}, ax=ax, title=title, legend=False)
+    history_curves({m: curves[m] for m in members if m in curves}, ax=ax, title=title, legend=False, colors=palette)
     ax.legend(fontsize=8, loc="upper right")
-    ax.set_ylim(0.95, 3.3)
+    ax.set_yscale("log")
+    ax.set_ylim(0.97, 3.3)
+    ax.set_yticks([1, 1.1, 1.25, 1.5, 2, 3], ["1", "1.1", "1.25", "1.5", "2", "3"])
+    ax.minorticks_off()
     ax.set_xlabel("")
     ax.set_ylabel("")
 for ax in axes[1]:

@@ -549,19 +549,21 @@ def memory_block_diagram(n: int = 15, d: int = 128):
     return fig
 
 
-def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True):
+def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True,
+                   colors: dict | None = None):
     """Test perplexity with the history cut to k words, relative to the whole history, against k.
 
     ``curves`` maps a label to one ``{k: perplexity}`` per seed (the ``test_ppl_by_history`` of the
     ``history-cut`` post-step, ``"all"`` included); the line is the mean ratio over seeds, the band the
     lowest and highest seed. A ratio of 1.0 at k means the model uses no more than k words of history.
+    ``colors`` ({label: colour}) keeps a family's colour the same across several panels.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 4.5))
     for i, (label, seeds) in enumerate(curves.items()):
         ks = sorted(int(k) for k in seeds[0] if k != "all")
         ratios = torch.tensor([[s[str(k)] / s["all"] for k in ks] for s in seeds])  # (seeds, ks)
-        color = plt.cm.tab10(i % 10) if len(curves) <= 10 else plt.cm.tab20(i % 20)
+        color = (colors or {}).get(label) or (plt.cm.tab10(i % 10) if len(curves) <= 10 else plt.cm.tab20(i % 20))
         ax.plot(ks, ratios.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
                 label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
         if len(seeds) > 1:
