@@ -125,7 +125,7 @@ RUNS = [*PRESS, *SALTON, *DANILUK, *TRAN, *KONG]
 # Press & Wolf's from results/zaremba2014-small-full (4,336 tok/s on two threads), the others with
 # `OMP_NUM_THREADS=1 python results/scripts/estimate_hours.py cpu --batches 8` (noisy by +-30%).
 ESTIMATES = {
-    "cpu-press2017-small/untied": (1.0, 12.1e6),  # ~3,500 train tok/s on one thread, 13 epochs, 4.7M parameters
+    "cpu-press2017-small/untied": (0.9, 12.1e6),  # ~3,800 train tok/s on one thread (seeds 1-2), 13 epochs, 4.7M parameters
     "cpu-press2017-small/tied": (0.9, 12.1e6),  # ~3,800 train tok/s, 13 epochs, 2.7M parameters
     "cpu-salton2017-ptb/lstm": (2.1, 21.6e6),  # 4,835 train tok/s, 24 epochs, 2.7M parameters
     "cpu-salton2017-ptb/single-headlr0.1": (2.0, 21.6e6),  # 4,876 train tok/s, 24 epochs, 2.8M parameters
