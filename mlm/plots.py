@@ -588,7 +588,7 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
     from mlm.claims import MARGIN, awaits_runs, relative_change
 
-    kept = [(row, label) for row, label in zip(rows, labels) if not awaits_runs(row.verdict)]
+    kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row.verdict)]
     rows, labels = [row for row, _ in kept], [label for _, label in kept]
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))

@@ -122,10 +122,10 @@ RUNS = [*PRESS, *SALTON, *DANILUK, *TRAN, *KONG]
 # run -> (hours on one thread, training tokens of the expected schedule). Measured on the 2-core x86_64
 # machine with one thread per run and another run beside it: the Tran runs from their stored result.json
 # (lstm1: 7,310-8,425 train tok/s) and results/bench-rmn-cpu.json (lstm3 6,434, rm-tm-g 6,263, rmr 5,842),
-# Press & Wolf's from results/zaremba2014-small-full (4,336 tok/s on two threads), the others with
+# Press & Wolf's from cpu-press2017-small/untied seeds 1-2 (about 3,800 tok/s per epoch), the others with
 # `OMP_NUM_THREADS=1 python results/scripts/estimate_hours.py cpu --batches 8` (noisy by +-30%).
 ESTIMATES = {
-    "cpu-press2017-small/untied": (0.9, 12.1e6),  # ~3,800 train tok/s on one thread (seeds 1-2), 13 epochs, 4.7M parameters
+    "cpu-press2017-small/untied": (0.9, 12.1e6),  # ~3,800 train tok/s, 13 epochs, 4.7M parameters
     "cpu-press2017-small/tied": (0.9, 12.1e6),  # ~3,800 train tok/s, 13 epochs, 2.7M parameters
     "cpu-salton2017-ptb/lstm": (2.1, 21.6e6),  # 4,835 train tok/s, 24 epochs, 2.7M parameters
     "cpu-salton2017-ptb/single-headlr0.1": (2.0, 21.6e6),  # 4,876 train tok/s, 24 epochs, 2.8M parameters
