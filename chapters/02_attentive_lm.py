@@ -668,14 +668,12 @@ assert [[round(100 * x, 1) for x in relative_change(*r.seeds[:2])] for r in slow
 # > **Where this falls short.** The gains with the head at a tenth of the rate rest on three seeds of each
 # > score under the book's recipe, not the paper's; the paper's recipe at 2 x 200 is not stored. No stored
 # > run keeps the merge layer of Eq. 7 and sets the context to zero (`model.attention_disabled`), so part of
-# > the 3% may come from the extra $\tanh$ layer rather than from reading the buffer. No run of the book has
-# > the paper's size
-# > (2 x 650, 50% dropout, trained until validation stops improving), so the paper's 70.1 is neither
-# > confirmed nor refuted at that size.
-# >
-# > On the recall task the single score's seeds range from chance to a little above the LSTM's best after
-# > 15 epochs;
-# > whether longer training teaches it a lookup like the combined score's, the stored runs cannot say.
+# > the 3% may come from the extra $\tanh$ layer rather than from reading the buffer.
+#
+# > No run of the book has the paper's size (2 x 650, 50% dropout, trained until validation stops
+# > improving), so the paper's 70.1 is neither confirmed nor refuted at that size. On the recall task the
+# > single score's seeds range from chance to a little above the LSTM's best after 15 epochs; whether longer
+# > training teaches it a lookup like the combined score's, the stored runs cannot say.
 #
 # **Exercise 02** ([`exercises/ex02_attentive_scores.py`](../exercises/ex02_attentive_scores.py)): the causal
 # memory mask, the combined score, and the masked softmax that turns scores into a context without NaNs,

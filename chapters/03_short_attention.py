@@ -763,7 +763,7 @@ for row, numbers, mean, (low, high), apart in ((one, [-0.3, -1.6, 1.0], 115.0, (
 # > PTB sentences), not the paper's. Its own protocol on WikiText-2, at a third of its widths and without
 # > dropout, overfits before any model beats counting; three seeds a side cannot settle whether a window of
 # > one or fifteen outputs changes the perplexity by less than 1%.
-# >
+#
 # > On the recall task the heads train on 20-step segments and the LSTM on whole lines, so their gap is not
 # > the heads' alone. The reduced run is one seed of five short epochs, the recall runs one small size, and
 # > no full-size run exists: longer training may sharpen the attention and teach the lookup. The window at an article's start, dropout and the stopping rule are the
