@@ -357,6 +357,24 @@ def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
     assert not update_readme(readme, "new") and readme.read_text() == "no block\n"
 
 
+def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
+    """The README's `reproduce cpu` line gives the manifest's run count and CPU hours (then Kong's models, which
+    the dropout grid unlocks): a change to the manifest that forgets the README fails here."""
+    import re
+
+    from mlm.manifests import cpu
+
+    root = Path(__file__).resolve().parents[1]
+    line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
+    runs, hours, kong, kong_hours = map(int, re.search(
+        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) more\)", line).groups())
+    listed = [r for r in cpu.RUNS if r.group != "cpu-kong2019-ptb"]
+    assert runs == len(listed) and hours == round(sum(r.hours for r in listed)), line
+    models = ("vanilla-tied", "dn-kn", "vs-kn", "vs-elementwise")
+    assert kong == len(models) * len(cpu.SEEDS), line
+    assert kong_hours == round(len(cpu.SEEDS) * sum(cpu.ESTIMATES[f"cpu-kong2019-ptb/{m}"][0] for m in models)), line
+
+
 def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     """No runs: "not run yet" with the command; three seeds a side, every model seed better and every run
     ending before its last epoch: supported; a seed whose best epoch is its last: not converged; one
