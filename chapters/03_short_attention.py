@@ -509,7 +509,8 @@ for label, entry in recall.items():
         columns += [entry.within(0, reach), entry.within(reach + 1)]
     print(f"{label:<26}" + "".join(f"{' '.join(f'{a:.2f}' for a in column):<20}" for column in columns))
 recall_panels(recall, chance, {k: v for k, v in FAMILIES.items() if v}, reference="LSTM", columns=3,
-              title="Recall by distance d; grey: the LSTM's mean")
+              starts=[2, 4, *range(7, 61, 5)],  # bin edges at both reaches, d = 3 and d = 6
+              title="Recall by distance d (bins 2-3, 4-6, then five wide); grey: the LSTM's mean")
 plt.show()
 
 # %% [markdown]

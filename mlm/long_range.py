@@ -63,18 +63,24 @@ class CriticalScores:
             raise ValueError(f"no critical token with {low} <= d <= {high}")
         return sum(acc * n for acc, n in rows) / sum(n for _, n in rows)
 
-    def binned(self, width: int = 5) -> list[tuple[int, int, float, float, int]]:
-        """(first d, last d, accuracy, loss, count) over bins of ``width`` distances (2-6, 7-11, ...),
+    def binned(self, width: int = 5, starts: list[int] | None = None) -> list[tuple[int, int, float, float, int]]:
+        """(first d, last d, accuracy, loss, count) over bins of ``width`` distances (2-6, 7-11, ...), or, with
+        ``starts``, over bins that begin at those distances (``[2, 4, 7]``: 2-3, 4-6, then 7 to the largest d),
         each bin's accuracy and loss weighted by the count of each d in it."""
+        first, last = min(self.by_distance, default=0), max(self.by_distance, default=0)
+        if starts is None:
+            starts = list(range(first, last + 1, width))
+            last = starts[-1] + width - 1 if starts else last
+        elif list(starts) != sorted(set(starts)) or starts[0] > first:
+            raise ValueError(f"bin starts {starts} must increase and begin at or below the smallest d ({first})")
+        ends = [s - 1 for s in starts[1:]] + [last]
         bins: dict[int, list[float]] = {}
-        first = min(self.by_distance, default=0)
         for d, (accuracy, loss, count) in sorted(self.by_distance.items()):
-            sums = bins.setdefault((d - first) // width, [0.0, 0.0, 0])
+            sums = bins.setdefault(max(i for i, s in enumerate(starts) if s <= d), [0.0, 0.0, 0])
             sums[0] += accuracy * count
             sums[1] += loss * count
             sums[2] += count
-        return [(first + b * width, first + b * width + width - 1, a / n, l / n, n)
-                for b, (a, l, n) in sorted(bins.items())]
+        return [(starts[b], ends[b], a / n, l / n, n) for b, (a, l, n) in sorted(bins.items())]
 
     def table(self, d_edges: list[int], position_edges: list[int]) -> list[list[tuple[float, int]]]:
         """Accuracy and count in each cell ``d_edges[i] <= d < d_edges[i + 1]``, ``position_edges[j] <=

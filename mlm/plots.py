@@ -371,10 +371,10 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
 
 
 def recall_panels(stored: dict, chance: float, reach: dict | None = None, reference: str | None = None,
-                  width: int = 5, columns: int = 5, title: str = ""):
+                  width: int = 5, columns: int = 5, title: str = "", starts: list[int] | None = None):
     """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
     :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
-    ``width``. Every panel draws chance (dashed), the family's reach where it has one (``reach``: {label: the
+    ``width`` (or bins that begin at ``starts``, so that a bin edge can fall at each reach). Every panel draws chance (dashed), the family's reach where it has one (``reach``: {label: the
     largest d its head can read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the
     plain LSTM) for comparison. Returns the figure."""
     import math
@@ -384,13 +384,13 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
                              squeeze=False)
     centre = lambda binned: [(lo + hi) / 2 for lo, hi, *_ in binned]  # noqa: E731
     if reference is not None:
-        ref = [s.binned(width) for s in stored[reference].scores]
+        ref = [s.binned(width, starts) for s in stored[reference].scores]
         ref_mean = torch.tensor([[acc for _, _, acc, _, _ in b] for b in ref]).mean(0)
     for ax, (label, entry) in zip(axes.flat, stored.items()):
         if reference is not None and label != reference:
             ax.plot(centre(ref[0]), ref_mean, color="0.7", lw=2.5, label=f"{reference}, mean")
         for i, (seed, scores) in enumerate(zip(entry.seeds, entry.scores)):
-            binned = scores.binned(width)
+            binned = scores.binned(width, starts)
             ax.plot(centre(binned), [acc for _, _, acc, _, _ in binned], "-o", ms=2.5, lw=1.2, color=f"C{i}",
                     label=f"seed {seed}")
         ax.axhline(chance, color="k", lw=1, ls="--")

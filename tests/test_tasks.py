@@ -168,11 +168,37 @@ def test_binned_scores_weight_each_distance_by_its_count():
     scores = CriticalScores({2: (1.0, 0.0, 3), 3: (0.0, 2.0, 1), 7: (0.5, 1.0, 2)})
     assert scores.binned(5) == [(2, 6, 0.75, 0.5, 4), (7, 11, 0.5, 1.0, 2)]
     assert [row[:2] for row in scores.binned(1)] == [(2, 2), (3, 3), (7, 7)]
+    assert scores.binned(starts=[2, 3, 6]) == [(2, 2, 1.0, 0.0, 3), (3, 5, 0.0, 2.0, 1), (6, 7, 0.5, 1.0, 2)]
+    with pytest.raises(ValueError, match="must increase"):
+        scores.binned(starts=[3, 5])
     assert scores.accuracy_within(0, 3) == 0.75 and scores.accuracy_within(3) == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="no critical token"):
         scores.accuracy_within(8, 20)
     with pytest.raises(ValueError, match="per-token record"):
         scores.table([2, 10], [0, 100])
+
+
+def test_recall_panels_draw_each_seed_at_the_centres_of_the_bins_asked_for():
+    """With ``starts`` the panels' points sit at the centres of those bins (a bin edge at each reach), and
+    the reach is drawn between the bins it separates."""
+    from types import SimpleNamespace
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mlm.long_range import CriticalScores
+    from mlm.plots import recall_panels
+
+    scores = CriticalScores({d: (0.5, 1.0, 2) for d in range(2, 12)})
+    entry = SimpleNamespace(seeds=[0], scores=[scores])
+    fig = recall_panels({"LSTM": entry, "head": entry}, 0.1, reach={"head": 3}, reference="LSTM", columns=2,
+                        starts=[2, 4, 7])
+    seed_line = next(line for line in fig.axes[1].lines if line.get_label() == "seed 0")
+    assert list(seed_line.get_xdata()) == [2.5, 5.0, 9.0]
+    assert any(list(line.get_xdata()) == [3.5, 3.5] for line in fig.axes[1].lines)
+    plt.close(fig)
 
 
 def test_the_table_reads_distance_at_matched_positions():
