@@ -7,7 +7,10 @@ and as many evaluation batches with ``mlm.bench.bench_preset`` on one thread, co
 epoch (padding included, as the batches are computed), and prints
 
     hours  = epochs x (train tokens / train speed + valid tokens / eval speed) + test tokens / eval speed
-    tokens = epochs x scored training tokens    (what a GPU estimate needs: tokens / GPU tokens per second)
+    tokens = epochs x training tokens    (what a GPU estimate needs: tokens / GPU tokens per second)
+
+with every count and speed in scored tokens (padding excluded: the speeds already pay for it; dividing the
+padded count by them, as this script once did, counted the padding twice).
 
 with ``epochs`` the run's expected epoch count (``RunSpec.epochs``, else ``train.epochs``). The numbers
 go into the manifest's ``hours`` and ``tokens`` fields by hand. A short timing on a shared machine is
@@ -24,21 +27,18 @@ from mlm.reproduce import load_manifest, select
 from mlm.training import build_batches, load_data
 
 
-def epoch_tokens(cfg, corpus, split: str) -> tuple[int, int]:
-    """(computed tokens incl. padding, scored tokens) of one pass over ``split``."""
-    computed = scored = 0
-    for batch in build_batches(cfg, corpus, split):
-        computed += batch.inputs.numel()
-        scored += batch.num_tokens
-    return computed, scored
+def epoch_tokens(cfg, corpus, split: str) -> int:
+    """The scored tokens of one pass over ``split`` (padding is computed but not counted, as in the speeds of
+    :func:`mlm.bench.bench_preset`, which already pay for it)."""
+    return sum(batch.num_tokens for batch in build_batches(cfg, corpus, split))
 
 
 def estimate(spec, batches: int) -> dict:
     cfg = spec.config(["train.threads=1"])
     corpus = load_data(cfg)
-    train, scored = epoch_tokens(cfg, corpus, "train")
-    valid, _ = epoch_tokens(cfg, corpus, "valid")
-    test, _ = epoch_tokens(cfg, corpus, "test")
+    train = scored = epoch_tokens(cfg, corpus, "train")
+    valid = epoch_tokens(cfg, corpus, "valid")
+    test = epoch_tokens(cfg, corpus, "test")
     speed = bench_preset(spec.preset, spec.size, [*spec.all_overrides(), "train.threads=1"], batches=batches)
     epochs = spec.epochs or cfg.train.epochs
     seconds = (epochs * (train / speed["train_tokens_per_second"] + valid / speed["eval_tokens_per_second"])
