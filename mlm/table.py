@@ -91,12 +91,22 @@ class StoredSetting:
 
         return read_metrics(self.folders[i])
 
-    def peaked(self) -> bool:
-        """Every stored seed reached its best validation perplexity before its last epoch: validation turned
-        up again before the schedule (or early stopping) ended, so more epochs of this recipe would not have
-        helped. That flags a run that peaked (and then overfit), not one that converged in any stronger
-        sense; False with no seed stored."""
-        return bool(self.results) and all(r["best_epoch"] < r["epochs_run"] for r in self.results)
+    def stopped_improving(self) -> bool:
+        """Every stored seed either reached its best validation perplexity before its last epoch (validation
+        turned up again before the schedule or early stopping ended: a run that peaked and then overfit) or
+        ended its schedule with the learning rate annealed to under 1% of its start (Zaremba's 13 epochs end
+        at 1/512 of it), where a further epoch would move it little. False with no seed stored. A seed whose
+        best epoch is its last at a learning rate still high might have gone on improving: the claims it
+        decides read *not converged*."""
+        return bool(self.results) and all(r["best_epoch"] < r["epochs_run"] or self._annealed(i)
+                                          for i, r in enumerate(self.results))
+
+    def _annealed(self, i: int) -> bool:
+        """Seed ``i``'s last epoch ran at under 1% of the learning rate it started with."""
+        start = self.results[i].get("config", {}).get("train", {}).get("lr")
+        if not start or not (self.folders[i] / "metrics.jsonl").is_file():
+            return False
+        return self.metrics(i)[-1].get("lr", start) < 0.01 * start
 
     def by_machine(self, key: str = "test_ppl") -> dict[str, list[float]]:
         """``key`` per stored seed, grouped by the kind of machine that ran it (:func:`mlm.utils.machine_kind`),
@@ -242,7 +252,7 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
     the manifest ``manifest`` (e.g. ``"cpu"``) stored under ``results``: the paper's pair
     and its change, ours (mean ± sd per side, the change of the means and its 95% interval), and the verdict
     of :func:`mlm.claims.verdict` against the paper's change (*not converged* where a seed of either side was
-    still improving at its last epoch, see :meth:`StoredSetting.peaked`). A claim whose runs are not stored
+    still improving at its last epoch, see :meth:`StoredSetting.stopped_improving`). A claim whose runs are not stored
     yet says so, and how to produce them. Where the group's count baseline is stored (:func:`group_baseline`)
     and the control's mean test perplexity is no better than its interpolated bigram's, the runs learned too
     little to test anything: the verdict is *not testable at this size* whatever the seeds say, and the
@@ -293,7 +303,7 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         ours = model.values("test_ppl")
         evidence = f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, " \
                    f"{interval_text(ours, theirs)}"
-        decided = verdict(ours, theirs, paper=reported_change, converged=model.peaked() and control.peaked())
+        decided = verdict(ours, theirs, paper=reported_change, converged=model.stopped_improving() and control.stopped_improving())
         if untestable:
             evidence += (f"; the control does not beat the interpolated bigram of the same data ({floor:.1f}): "
                          "these runs learned too little to test the claim")

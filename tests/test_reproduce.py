@@ -250,8 +250,8 @@ def _build_once(spec: rp.RunSpec) -> None:
 def test_every_manifest_run_builds(manifest):
     specs = rp.load_manifest(manifest)
     assert specs and all(s.id.count("/") >= 1 for s in specs)
-    if manifest == "cpu":  # every CPU run carries its measured estimate, about 2 hours on one thread
-        assert all(s.hours is not None and s.hours < 3.5 and s.tokens for s in specs)
+    if manifest == "cpu":  # every CPU run carries its measured estimate, at most about 5 hours on one thread
+        assert all(s.hours is not None and s.hours < 6 and s.tokens for s in specs)
     seen = set()
     for spec in specs:
         key = (spec.preset, spec.size, spec.overrides)
@@ -377,7 +377,8 @@ def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
 
 def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     """No runs: "not run yet" with the command; three seeds a side, every model seed better and every run
-    ending before its last epoch: supported; a seed whose best epoch is its last: not converged; one
+    ending before its last epoch: supported; a seed whose best epoch is its last: not converged, unless its
+    learning rate had been annealed to under 1% of its start; one
     unknown run name: a clear error."""
     from mlm.claims import NOT_RUN, ONE_SEED, SUPPORTED, PaperClaim
     from mlm.table import stored_claims
@@ -406,6 +407,14 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     (tmp_path / "compare-ptb" / "tied" / "seed2").rmdir()
     store("tied", 2, 114, best_epoch=15)
     assert stored_claims([claim], "compare", tmp_path)[0].verdict == f"{SUPPORTED}, not converged"
+    # best at the last epoch, but with the learning rate annealed to under 1% of its start: it had stopped moving
+    folder = tmp_path / "compare-ptb" / "tied" / "seed2"
+    (folder / "result.json").write_text(json.dumps({"test_ppl": 114, "best_valid_ppl": 118, "best_epoch": 15,
+                                                    "epochs_run": 15, "config": {"train": {"lr": 1.0}}}))
+    (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 15, "lr": 0.02, "valid_ppl": 118}) + "\n")
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == f"{SUPPORTED}, not converged"
+    (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 15, "lr": 0.002, "valid_ppl": 118}) + "\n")
+    assert stored_claims([claim], "compare", tmp_path)[0].verdict == SUPPORTED
     with pytest.raises(ValueError, match="does not run in 'compare-ptb'"):
         stored_claims([PaperClaim("x", "compare-ptb", "nosuch", "lstm", "press2017-small-tied",
                                   "zaremba2014-small")], "compare", tmp_path)
