@@ -415,9 +415,10 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
         axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=9, frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
     else:  # a row of its own under the title
-        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), fontsize=8, ncol=len(labels),
-                   frameon=False)
-        fig.tight_layout(rect=(0, 0, 1, 0.88))
+        inches = fig.get_figheight()  # the title and the legend row keep their size in inches at any height
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.26 / inches), fontsize=8,
+                   ncol=len(labels), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.36 / inches))
     return fig
 
 
