@@ -21,11 +21,11 @@ A claim whose control's mean test perplexity is no better than the interpolated 
 count model, :mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say:
 :func:`mlm.table.stored_claims` overrides this rule's verdict there.
 
-``converged=False`` (a reduced run stopped after a few epochs; for stored runs, a seed whose best epoch is
-its last while its learning rate was still above 1% of its start, :meth:`mlm.table.StoredSetting.stopped_improving`)
-adds **, not converged**: the direction holds for this budget and says nothing about the paper's full-size
-numbers. :func:`interval_text` writes the
-change and its interval for the evidence column, which every verdict stands beside.
+``converged=False`` adds **, not converged**: a reduced run stopped after a few epochs, or, for stored runs,
+a seed whose best epoch is its last while its learning rate was still above 1% of its start
+(:meth:`mlm.table.StoredSetting.stopped_improving`). The direction holds for this budget and says nothing
+about the paper's full-size numbers. :func:`interval_text` writes the change and its interval for the
+evidence column, which every verdict stands beside.
 
 Claims that a manifest's stored runs test (the cpu manifest's, chapter 06's) are declared once as
 :class:`PaperClaim` beside the manifest; :func:`mlm.table.stored_claims` turns them into claims rows from

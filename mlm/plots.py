@@ -374,9 +374,10 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
                   width: int = 5, columns: int = 5, title: str = "", starts: list[int] | None = None):
     """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
     :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
-    ``width`` (or bins that begin at ``starts``, so that a bin edge can fall at each reach). Every panel draws chance (dashed), the family's reach where it has one (``reach``: {label: the
-    largest d its head can read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the
-    plain LSTM) for comparison. Returns the figure."""
+    ``width`` (or bins that begin at ``starts``, so that a bin edge can fall at each reach). Every panel draws
+    chance (dashed), the family's reach where it has one (``reach``: {label: the largest d its head can
+    read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the plain LSTM) for
+    comparison. Returns the figure."""
     import math
 
     rows = math.ceil(len(stored) / columns)
