@@ -394,8 +394,11 @@ assert overlap["untied E and untied W"] < overlap["tied and untied W"], overlap
 
 # %%
 from mlm.claims import spread
+from mlm.manifests import cpu
+from mlm.table import load_settings
 
-untied = [json.loads(path.read_text()) for path in sorted((full_dir.parent).glob("seed*/result.json"))]
+press = load_settings([spec for spec in cpu.RUNS if spec.group == "cpu-press2017-small"], "../results")
+untied = press["untied"].results  # result.json of each stored seed
 print(f"zaremba2014-small at the paper's size (paper: validation {full['paper']['valid']}, "
       f"test {full['paper']['test']}):")
 for r in untied:
@@ -474,12 +477,17 @@ show_pending(pending);
 # stored run tells which of these decides it.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-import statistics
-
 from mlm.claims import relative_change
 from mlm.manifests import compare
+from mlm.utils import machine_kind
 
-from mlm.manifests import cpu
+ptb = load_settings([spec for spec in compare.RUNS if spec.base in ("tied", "tied-d128", "lstm")], "../results")
+
+
+def last_train(setting):
+    """The training perplexity of the last epoch, per stored seed."""
+    return [setting.metrics(i)[-1]["train_ppl"] for i in range(len(setting.seeds))]
+
 
 own_claim = next(c for c in cpu.CLAIMS if c.group == "cpu-press2017-small")
 own = next(r for r in rows if r.claim == own_claim.text)
@@ -488,32 +496,22 @@ own_change = [round(100 * x, 1) for x in relative_change(*own.seeds[:2])]
 assert own_change == [-4.2, -5.6, -2.7] and own_change[2] < 100 * own.seeds[2], (own_change, own.seeds[2])
 assert [f"{min(own.seeds[0]):.1f}", f"{max(own.seeds[0]):.1f}", f"{min(own.seeds[1]):.1f}", f"{max(own.seeds[1]):.1f}"] \
     == ["107.5", "108.9", "112.2", "113.7"] and max(own.seeds[0]) < min(own.seeds[1]), own.seeds
-press_runs = {run: [json.loads(path.read_text()) for path in sorted(Path("../results/cpu-press2017-small", run).glob("seed*/result.json"))]
-              for run in ("tied", "untied")}
-assert [round(press_runs[run][0]["parameters"] / 1e6, 2) for run in ("tied", "untied")] == [2.65, 4.65]
-press_train = {run: [json.loads(path.read_text().splitlines()[-1])["train_ppl"]
-                     for path in sorted(Path("../results/cpu-press2017-small", run).glob("seed*/metrics.jsonl"))]
-               for run in ("tied", "untied")}
+assert [round(press[run].results[0]["parameters"] / 1e6, 2) for run in ("tied", "untied")] == [2.65, 4.65]
+press_train = {run: last_train(press[run]) for run in ("tied", "untied")}
 assert [f"{f(press_train[run]):.1f}" for run in ("tied", "untied") for f in (min, max)] == \
     ["40.8", "41.4", "42.6", "43.6"], press_train
 matched = next(c for c in compare.CLAIMS if c.chapter == "01" and c.model == "tied" and c.control == "lstm")
 row = next(r for r in rows if r.claim == matched.text)
 assert row.verdict == "supported", row
-per_seed = {run: [json.loads(path.read_text())["test_ppl"]
-                  for path in sorted(Path("../results/compare-ptb", run).glob("seed*/result.json"))]
-            for run in ("tied", "lstm")}
-change, low, high = relative_change(per_seed["tied"], per_seed["lstm"])
-assert (len(per_seed["tied"]), len(per_seed["lstm"])) == (3, 5) and round(100 * change, 1) == -4.3, (change, per_seed)
+change, low, high = relative_change(*row.seeds[:2])
+assert [len(side) for side in row.seeds[:2]] == [3, 5] and round(100 * change, 1) == -4.3, (change, row.seeds)
 assert [round(100 * x, 1) for x in (low, high)] == [-5.1, -3.5], (low, high)  # "interval 3.5% to 5.1%"
 equal_claim = next(c for c in compare.CLAIMS if c.model == "tied-d128")
 equal = next(r for r in rows if r.claim == equal_claim.text)
 equal_change, equal_low, equal_high = relative_change(*equal.seeds[:2])
 assert equal.verdict == "contradicted (a loss)" and round(100 * equal_change, 1) == 0.8, equal
 assert [round(100 * x, 1) for x in (equal_low, equal_high)] == [0.2, 1.3], equal
-from mlm.utils import machine_kind  # noqa: E402
-
-stored_runs = {run: [json.loads(path.read_text()) for path in sorted(Path("../results/compare-ptb", run).glob("seed*/result.json"))]
-               for run in ("tied-d128", "lstm")}
+stored_runs = {run: ptb[run].results for run in ("tied-d128", "lstm")}
 assert [round(r["parameters"] / 1e6, 2) for r in (stored_runs["tied-d128"][0], stored_runs["lstm"][0])] == [1.42, 2.70]
 assert [round(statistics.fmean(r["test_ppl"] for r in stored_runs[k]), 1) for k in ("tied-d128", "lstm")] == [118.9, 118.0]
 assert {machine_kind(r) for r in stored_runs["tied-d128"]} == {"EPYC"}
@@ -528,11 +526,10 @@ assert [f"{abs(100 * first_low):.1f}", f"{100 * first_high:.1f}"] == ["0.0", "1.
 rerun = json.loads(Path("../results/machine-check/epyc/compare-ptb/lstm/seed0/result.json").read_text())["test_ppl"]
 moved = abs(rerun / stored_runs["lstm"][0]["test_ppl"] - 1)
 assert round(100 * moved, 1) == 1.1 and moved > equal_change, (rerun, moved)  # the box: "moved 1.1%, more than"
-final_train = {run: [json.loads(line)["train_ppl"] for path in sorted(Path("../results/compare-ptb", run).glob("seed*/metrics.jsonl"))
-                     for line in path.read_text().splitlines()[-1:]] for run in ("tied-d128", "lstm")}
+final_train = {run: last_train(ptb[run]) for run in ("tied-d128", "lstm")}
 assert [f"{f(final_train[run]):.1f}" for run in ("tied-d128", "lstm") for f in (min, max)] == \
     ["60.1", "61.5", "55.6", "57.7"], final_train
-tied_matched = json.loads(Path("../results/compare-ptb/tied/seed0/result.json").read_text())
+tied_matched = ptb["tied"].results[0]
 assert round(tied_matched["parameters"] / 1e6, 2) in (2.70, 2.71) and tied_matched["config"]["model"]["hidden_size"] == 228
 
 
@@ -544,7 +541,7 @@ def recipe(result):
                     model["forget_bias"], train["epochs"])
 
 
-press_recipe, tran_recipe = recipe(press_runs["tied"][0]), recipe(stored_runs["tied-d128"][0])
+press_recipe, tran_recipe = recipe(press["tied"].results[0]), recipe(stored_runs["tied-d128"][0])
 assert press_recipe[0] == tran_recipe[0] == ("sgd", 1.0, 4, 2.0, 5.0, 0.0), (press_recipe, tran_recipe)
 assert press_recipe[1] == (2, 200, "stream", 0.1, None, 13) and tran_recipe[1] == (1, 128, "sentence", 0.05, 1.0, 15)
 
