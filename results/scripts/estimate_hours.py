@@ -36,7 +36,7 @@ def epoch_tokens(cfg, corpus, split: str) -> int:
 def estimate(spec, batches: int) -> dict:
     cfg = spec.config(["train.threads=1"])
     corpus = load_data(cfg)
-    train = scored = epoch_tokens(cfg, corpus, "train")
+    train = epoch_tokens(cfg, corpus, "train")
     valid = epoch_tokens(cfg, corpus, "valid")
     test = epoch_tokens(cfg, corpus, "test")
     speed = bench_preset(spec.preset, spec.size, [*spec.all_overrides(), "train.threads=1"], batches=batches)
@@ -44,7 +44,7 @@ def estimate(spec, batches: int) -> dict:
     seconds = (epochs * (train / speed["train_tokens_per_second"] + valid / speed["eval_tokens_per_second"])
                + test / speed["eval_tokens_per_second"])
     return {"run": spec.id, "preset": spec.preset, "epochs": epochs, "parameters": speed["parameters"],
-            "train_tokens_per_epoch": scored, "train_tok_s": speed["train_tokens_per_second"],
+            "train_tokens_per_epoch": train, "train_tok_s": speed["train_tokens_per_second"],
             "eval_tok_s": speed["eval_tokens_per_second"], "hours": seconds / 3600, "tokens": epochs * scored}
 
 
