@@ -45,7 +45,7 @@ def estimate(spec, batches: int) -> dict:
                + test / speed["eval_tokens_per_second"])
     return {"run": spec.id, "preset": spec.preset, "epochs": epochs, "parameters": speed["parameters"],
             "train_tokens_per_epoch": train, "train_tok_s": speed["train_tokens_per_second"],
-            "eval_tok_s": speed["eval_tokens_per_second"], "hours": seconds / 3600, "tokens": epochs * scored}
+            "eval_tok_s": speed["eval_tokens_per_second"], "hours": seconds / 3600, "tokens": epochs * train}
 
 
 if __name__ == "__main__":
