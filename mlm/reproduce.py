@@ -47,9 +47,11 @@ class RunSpec:
     """One named run: ``python -m mlm train PRESET --size SIZE --set OVERRIDE ... --set train.seed=SEED``.
 
     ``seed`` None keeps the preset's seed. ``post`` names post-steps (:data:`POST_STEPS`) run on the
-    finished run. ``hours`` is the expected time on one CPU thread (None: not estimated, e.g. GPU
-    runs), ``tokens`` the training tokens of the expected schedule (``epochs`` x tokens per epoch;
-    ``results/scripts/estimate_hours.py`` measures both).
+    finished run. ``same_as`` names another run of the manifest with the same configuration (a grid's chosen
+    run that is also a seed of the comparison): once that run is stored, ``reproduce`` copies its files here
+    (:func:`store_copy`) instead of training it twice. ``hours`` is the expected time on one CPU thread
+    (None: not estimated, e.g. GPU runs), ``tokens`` the training tokens of the expected schedule (``epochs``
+    x tokens per epoch; ``results/scripts/estimate_hours.py`` measures both).
     """
 
     group: str
@@ -64,6 +66,7 @@ class RunSpec:
     epochs: int | None = None  # expected epochs under early stopping (a guess); None: train.epochs
     note: str = ""
     label: str = ""  # what the run is where its overrides make it another model than the preset names
+    same_as: str = ""  # the id of a run of the same manifest and configuration: its stored files are copied
 
     @property
     def id(self) -> str:
@@ -113,6 +116,12 @@ def load_manifest(name: str | Path) -> list[RunSpec]:
             raise ConfigError(f"unknown manifest {name!r}; known: {', '.join(manifest_names())}, "
                               "or a path to a .json manifest") from err
         specs = list(module.RUNS)
+    return check_runs(specs, name)
+
+
+def check_runs(specs: list[RunSpec], name: str | Path) -> list[RunSpec]:
+    """``specs`` if they make a manifest: no run name twice, known post-steps, and every ``same_as`` naming a
+    trained run of the same configuration; otherwise a :class:`ConfigError` that says what to change."""
     ids = [s.id for s in specs]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -120,6 +129,17 @@ def load_manifest(name: str | Path) -> list[RunSpec]:
     unknown = sorted({p for s in specs for p in s.post if p not in POST_STEPS})
     if unknown:
         raise ConfigError(f"manifest {name}: unknown post-steps {unknown}; known: {', '.join(POST_STEPS)}")
+    by_id = {s.id: s for s in specs}
+    for spec in specs:
+        if not spec.same_as:
+            continue
+        source = by_id.get(spec.same_as)
+        if source is None or source.same_as or source.post != spec.post:
+            raise ConfigError(f"manifest {name}: {spec.id} is the same as {spec.same_as!r}, which must be a run "
+                              "of the manifest that is trained itself, with the same post-steps")
+        if source.config() != spec.config():
+            raise ConfigError(f"manifest {name}: {spec.id} is not the same configuration as {source.id}: "
+                              "train it on its own (drop same_as) or make the overrides agree")
     return specs
 
 
@@ -225,6 +245,33 @@ def store_result(spec: RunSpec, layout: Layout, command: str) -> None:
         os.replace(tmp, out / name)
 
 
+def store_copy(spec: RunSpec, layout: Layout) -> None:
+    """Store the files of ``spec.same_as`` (a finished run of the same configuration) as ``spec``'s, with a
+    ``command.txt`` that says so; ``result.json`` goes last, as in :func:`store_result`."""
+    source, out = layout.root / "results" / spec.same_as, layout.result_dir(spec)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "command.txt").write_text(f"(the run stored as {spec.same_as}, copied: the same configuration)\n"
+                                     + (source / "command.txt").read_text())
+    for name in [n for n in (*post_outputs(spec), *COPIED) if n != "result.json"] + ["result.json"]:
+        tmp = out / f".{name}.tmp"
+        shutil.copyfile(source / name, tmp)
+        os.replace(tmp, out / name)
+
+
+def copy_stored(specs: Sequence[RunSpec], layout: Layout, states: dict[str, str], echo: Callable[[str], None],
+                dry_run: bool = False) -> None:
+    """Store a copy of every ``same_as`` run whose source is stored (its state in ``states`` becomes done); a
+    copy whose source is not stored yet waits for it (it is never trained itself)."""
+    for spec in specs:
+        source = layout.root / "results" / spec.same_as
+        if spec.same_as and states[spec.id] == "missing" and (source / "result.json").is_file() \
+                and all((source / f).is_file() for f in post_outputs(spec)):
+            echo(f"[copy] {spec.same_as} -> {spec.id} (the same configuration)")
+            if not dry_run:
+                store_copy(spec, layout)
+                states[spec.id] = "done"
+
+
 def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, device: str | None,
             overrides: Sequence[str] = (), echo: Callable[[str], None] = print, job: str | None = None) -> str:
     """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state. A run that
@@ -275,7 +322,8 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
     Slurm job array with ``slurm``'s options and returns at once (the runs "submitted").
     """
     states = run_states(specs, layout)
-    todo = [s for s in specs if states[s.id] in ("partial", "missing")]
+    copy_stored(specs, layout, states, echo, dry_run)
+    todo = [s for s in specs if states[s.id] in ("partial", "missing") and not s.same_as]  # copies never train
     if launcher == "slurm":
         threads = slurm.cpus_per_job
     else:
@@ -295,6 +343,7 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
         echo(f"{len(todo)} of {len(specs)} runs to train, {jobs} at a time, {threads} thread(s) each")
         calls = [(s, manifest, layout, threads, device, overrides, echo) for s in todo]
         states.update({s.id: state for s, state in zip(todo, launch_here(execute, calls, jobs))})
+        copy_stored(specs, layout, states, echo)  # a source that has just finished
         return states
     if todo:  # in a cluster job, each run's messages go to its log (execute's echo: print)
         submitted = submit(execute, [(s, manifest, layout, threads, device, overrides) for s in todo],
@@ -317,16 +366,16 @@ def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, floa
         counts[states[spec.id]] += 1
         speed = (speeds or {}).get(f"{spec.group}/{spec.base}")
         if speed and spec.tokens:
-            gpu_hours[spec.id] = spec.tokens / speed / 3600
+            gpu_hours[spec.id] = 0.0 if spec.same_as else spec.tokens / speed / 3600
         hours = spec.hours if spec.hours is not None else gpu_hours.get(spec.id)
-        hours = f"{hours:5.1f} h" if hours is not None else "       "
+        hours = "   copy" if spec.same_as else f"{hours:5.1f} h" if hours is not None else "       "
         lines.append(f"{states[spec.id]:<9} {spec.id:<48} {hours}  {spec.preset} "
-                     f"{' '.join(spec.all_overrides())}".rstrip())
+                     f"{' '.join(spec.all_overrides())}".rstrip() + (f"  (= {spec.same_as})" if spec.same_as else ""))
     totals = [", ".join(f"{n} {k}" for k, n in counts.items())]
     if any(s.hours for s in specs):
-        totals.append(f"estimated {sum(s.hours or 0 for s in specs):.0f} CPU hours in all")
+        totals.append(f"estimated {sum(s.hours or 0 for s in specs if not s.same_as):.0f} CPU hours in all")
     if any(s.tokens for s in specs):
-        totals.append(f"{sum(s.tokens or 0 for s in specs) / 1e9:.2f}G training tokens")
+        totals.append(f"{sum(s.tokens or 0 for s in specs if not s.same_as) / 1e9:.2f}G training tokens")
     if speeds is not None:
         unmeasured = sum(1 for s in specs if s.id not in gpu_hours)
         totals.append(f"{sum(gpu_hours.values()):.1f} GPU hours of training at the measured speeds"

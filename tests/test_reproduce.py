@@ -64,6 +64,48 @@ def test_manifest_rejects_duplicates_and_unknown_post_steps(tmp_path):
         rp.load_manifest(path)
 
 
+def test_a_run_of_the_same_configuration_is_copied_not_trained(tmp_path):
+    """``same_as``: the run waits for its source, is then stored as a copy (with a command.txt that says so)
+    without training, and costs nothing in the listing; a source of another configuration is refused."""
+    plain = {"group": "g", "name": "plain", "preset": "synthetic-tiny", "set": TINY}
+    path = tmp_path / "same.json"
+    path.write_text(json.dumps({"runs": [plain, {"group": "h", "name": "control", "preset": "synthetic-tiny",
+                                                 "set": TINY, "seeds": [0], "same_as": "g/plain", "hours": 1}]}))
+    specs = rp.load_manifest(path)
+    layout = rp.Layout(tmp_path)
+    copy = rp.select(specs, ["h/*"])
+    messages = []  # its source not stored yet: it waits (a dry run prints no command for it)
+    assert rp.reproduce(copy, str(path), layout, dry_run=True, echo=messages.append) == {"h/control/seed0": "missing"}
+    assert messages == []
+    assert "copy" in rp.format_list(copy, layout) and "estimated 0 CPU hours" in rp.format_list(copy, layout)
+    source = tmp_path / "results" / "g" / "plain"  # a stored run (files as store_result writes them)
+    source.mkdir(parents=True)
+    for name, text in (("command.txt", "python -m mlm train synthetic-tiny\n"), ("config.json", "{}"),
+                       ("metrics.jsonl", "{}\n"), ("result.json", '{"test_ppl": 9.5}')):
+        (source / name).write_text(text)
+    messages = []
+    states = rp.reproduce(copy, str(path), layout, jobs=1, cores=1, echo=messages.append)
+    assert states == {"h/control/seed0": "done"}
+    assert messages[0] == "[copy] g/plain -> h/control/seed0 (the same configuration)"
+    out = layout.result_dir(copy[0])
+    assert json.loads((out / "result.json").read_text()) == {"test_ppl": 9.5}
+    assert (out / "command.txt").read_text().startswith("(the run stored as g/plain, copied")
+    assert not layout.run_dir(copy[0]).exists()  # nothing trained
+    both = rp.Layout(tmp_path / "both")  # the source trained by the same call: copied once it is stored
+    assert rp.reproduce(specs, str(path), both, jobs=2, cores=2, echo=lambda m: None) == dict.fromkeys(
+        ["g/plain", "h/control/seed0"], "done")
+    copied, trained = (both.result_dir(s) / "result.json" for s in (specs[1], specs[0]))
+    assert copied.read_text() == trained.read_text()
+    assert not both.run_dir(specs[1]).exists()
+    path.write_text(json.dumps({"runs": [plain, {"group": "h", "name": "control", "preset": "synthetic-tiny",
+                                                 "set": [*TINY, "model.hidden_size=24"], "same_as": "g/plain"}]}))
+    with pytest.raises(ValueError, match="not the same configuration"):
+        rp.load_manifest(path)
+    path.write_text(json.dumps({"runs": [{**plain, "same_as": "g/other"}]}))
+    with pytest.raises(ValueError, match="must be a run of the manifest"):
+        rp.load_manifest(path)
+
+
 def test_reproduce_trains_and_stores_results(finished):
     _, specs, layout, states = finished
     assert states == {s.id: "done" for s in specs}
@@ -366,13 +408,13 @@ def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
 
     root = Path(__file__).resolve().parents[1]
     line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
-    runs, hours, kong, kong_hours = map(int, re.search(
-        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) more\)", line).groups())
+    runs, hours, kong, trained, kong_hours = map(int, re.search(
+        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) trained, (\d+) more hours\)", line).groups())
     listed = [r for r in cpu.RUNS if r.group != "cpu-kong2019-ptb"]
     assert runs == len(listed) and hours == round(sum(r.hours for r in listed)), line
-    models = ("vanilla-tied", "dn-kn", "vs-kn", "vs-elementwise")
-    assert kong == len(models) * len(cpu.SEEDS), line
-    assert kong_hours == round(len(cpu.SEEDS) * sum(cpu.ESTIMATES[f"cpu-kong2019-ptb/{m}"][0] for m in models)), line
+    kong_runs = [r for r in cpu.kong_runs(cpu.KONG_DROPOUT_GRID[0]) if r.group == "cpu-kong2019-ptb"]
+    assert kong == len(kong_runs) and trained == sum(not r.same_as for r in kong_runs), line
+    assert kong_hours == round(sum(cpu.ESTIMATES[f"{r.group}/{r.base}"][0] for r in kong_runs if not r.same_as)), line
 
 
 def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
@@ -644,6 +686,20 @@ def test_kong_grid_choice_waits_for_every_grid_run(tmp_path):
         folder.mkdir(parents=True)
         (folder / "result.json").write_text(json.dumps({"best_valid_ppl": valid}))
     assert cpu.grid_choice(tmp_path) == cpu.KONG_DROPOUT_GRID[1]
+
+
+def test_kong_vanilla_seed0_is_the_grids_chosen_run():
+    """Once the grid chooses, the vanilla model's seed 0 is a copy of the chosen grid run (the same
+    configuration, checked), and the other eleven runs train; before the choice only the grid is listed."""
+    from mlm.manifests import cpu
+
+    assert [r.group for r in cpu.kong_runs(None)] == ["cpu-kong2019-ptb-grid"] * len(cpu.KONG_DROPOUT_GRID)
+    for dropout in cpu.KONG_DROPOUT_GRID:
+        specs = rp.check_runs(cpu.kong_runs(dropout), "cpu")
+        copies = [r for r in specs if r.same_as]
+        assert [(r.id, r.same_as) for r in copies] == [("cpu-kong2019-ptb/vanilla-tied/seed0",
+                                                        f"cpu-kong2019-ptb-grid/dropout{dropout}")]
+        assert len(specs) - len(cpu.KONG_DROPOUT_GRID) == 12 and copies[0].config().model.dropout == dropout
 
 
 # -- launching through submitit ----------------------------------------------------------------------

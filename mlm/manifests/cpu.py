@@ -111,13 +111,23 @@ def _kong(dropout: float) -> list[str]:
             f"model.embed_dropout={dropout}"]
 
 
-KONG = [r for d in KONG_DROPOUT_GRID
-        for r in runs("cpu-kong2019-ptb-grid", f"dropout{d}", "kong2019-ptb-512-vanilla-tied", overrides=_kong(d),
-                      epochs=KONG_EPOCHS)]
-if KONG_DROPOUT is not None:
-    KONG += [r for model in ("vanilla-tied", "dn-kn", "vs-kn", "vs-elementwise")
-             for r in runs("cpu-kong2019-ptb", model, f"kong2019-ptb-512-{model}", overrides=_kong(KONG_DROPOUT),
-                           seeds=SEEDS, epochs=KONG_EPOCHS)]
+def kong_runs(dropout: float | None) -> list:
+    """The dropout grid's runs, then (once ``dropout`` is chosen) the four models' three seeds at it. The grid's
+    chosen run is the vanilla model's seed 0 (the preset's seed, the same configuration), so that seed is a copy
+    of it (``same_as``), not a second training."""
+    grid = [r for d in KONG_DROPOUT_GRID
+            for r in runs("cpu-kong2019-ptb-grid", f"dropout{d}", "kong2019-ptb-512-vanilla-tied",
+                          overrides=_kong(d), epochs=KONG_EPOCHS)]
+    if dropout is None:
+        return grid
+    models = [r for model in ("vanilla-tied", "dn-kn", "vs-kn", "vs-elementwise")
+              for r in runs("cpu-kong2019-ptb", model, f"kong2019-ptb-512-{model}", overrides=_kong(dropout),
+                            seeds=SEEDS, epochs=KONG_EPOCHS)]
+    return grid + [dataclasses.replace(r, same_as=f"cpu-kong2019-ptb-grid/dropout{dropout}")
+                   if r.name == "vanilla-tied/seed0" else r for r in models]
+
+
+KONG = kong_runs(KONG_DROPOUT)
 
 RUNS = [*PRESS, *SALTON, *DANILUK, *TRAN, *KONG]
 
