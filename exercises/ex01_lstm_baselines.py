@@ -125,10 +125,8 @@ if __name__ == "__main__":
             norms.append(grad.norm().item())
         print(f"bptt={bptt:2d}: |grad sequence_sum| / |grad token_mean| = {norms[0] / norms[1]:.1f}")
 
-    def step(x_t, h, c, w_ih, w_hh, b_ih, b_hh):
-        i, f, g, o = (x_t @ w_ih.T + b_ih + h @ w_hh.T + b_hh).chunk(4, -1)
-        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
+    def step(x_t, h, c, w_ih, w_hh, b_ih, b_hh):  # PyTorch's LSTM step (exercise 00 writes it by hand)
+        return torch.lstm_cell(x_t, (h, c), w_ih, w_hh, b_ih, b_hh)
 
     hidden = 8
     layers = [tuple(torch.randn(*shape) * 0.3 for shape in [(4 * hidden, hidden), (4 * hidden, hidden),

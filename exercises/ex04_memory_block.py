@@ -10,7 +10,7 @@ each word matters::
     hm_t = g(s_t, h_t)                    composition, here a gate     (Eq. 4-7)
 
 T is the temporal matrix: one learned vector per memory position. The book's version is
-``mlm.models.recurrent_memory``. In this assignment you write the three pieces that are easy
+``mlm.models.recurrent_memory``. In this assignment you write the four pieces that are easy
 to get subtly wrong.
 
 What you will implement

@@ -203,33 +203,47 @@ def print_report(report: Report, out=None) -> None:
 
 # ----------------------------------------------------------------------------- a whole class
 
-SUBMISSION = re.compile(r"ex(\d\d)\w*\.py")
+SUBMISSION = re.compile(r"ex(\d\d)[^/]*\.py")
 
 
-def find_submissions(folder: Path) -> list[tuple[str, str, Path]]:
-    """(student, assignment id, path) for every submission under ``folder``.
+def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
+    """``(found, problems)``: (student, assignment id, path) for every submission under ``folder``, and one line
+    for every ``.py`` file that is not graded, saying why.
 
-    Two layouts, which may be mixed: ``folder/<student>/exNN_anything.py`` (a folder per student
-    holding their copies of the templates) and ``folder/<student>__exNN_anything.py`` (a flat export).
+    Two layouts, which may be mixed: ``folder/<student>/.../exNN_anything.py`` (a folder per student holding
+    their copies of the templates, at any depth) and ``folder/<student>__exNN_anything.py`` (a flat export).
+    Two files of one student for one assignment are both left out, named, for the teacher to choose.
     """
-    found = []
+    candidates, problems = {}, []
     for path in sorted(folder.rglob("*.py")):
         relative = path.relative_to(folder)
-        if len(relative.parts) == 2:
-            student, name = relative.parts
-        elif len(relative.parts) == 1 and "__" in path.name:
+        if len(relative.parts) >= 2:
+            student, name = relative.parts[0], path.name
+        elif "__" in path.name:
             student, name = path.name.split("__", 1)
         else:
+            problems.append(f"{relative}: a flat file must be named <student>__exNN_....py")
             continue
         match = SUBMISSION.fullmatch(name)
-        if match and match.group(1) in REGISTRY:
-            found.append((student, match.group(1), path))
-    return found
+        if not match or match.group(1) not in REGISTRY:
+            problems.append(f"{relative}: not an assignment file (exNN_....py with NN one of {', '.join(REGISTRY)})")
+            continue
+        candidates.setdefault((student, match.group(1)), []).append(path)
+    found = []
+    for (student, assignment_id), paths in candidates.items():
+        if len(paths) == 1:
+            found.append((student, assignment_id, paths[0]))
+        else:
+            problems.append(f"{student}, assignment {assignment_id}: {len(paths)} files "
+                            f"({', '.join(str(p.relative_to(folder)) for p in paths)}); none graded, keep one")
+    return sorted(found), problems
 
 
 def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None) -> list[tuple[str, Report]]:
     out = out or sys.stdout
-    submissions = find_submissions(folder)
+    submissions, problems = find_submissions(folder)
+    for problem in problems:
+        print(f"not graded: {problem}", file=out)
     if not submissions:
         print(f"no submissions found under {folder} (expected <student>/exNN_*.py or <student>__exNN_*.py)", file=out)
         return []

@@ -105,9 +105,32 @@ def build_student_release(target: Path) -> None:
     shutil.copytree(ROOT / "mlm", target / "mlm", ignore=RELEASE_IGNORE)
     shutil.copytree(EXERCISES_DIR, target / "exercises", ignore=RELEASE_IGNORE)
     write_templates(target / "exercises")
-    for name in ("pyproject.toml", "requirements.txt", "README.md"):
+    for name in ("pyproject.toml", "requirements.txt"):
         if (ROOT / name).is_file():
             shutil.copy2(ROOT / name, target / name)
+    for curve in sorted((ROOT / "results" / "compare-ptb").glob("*/seed*/history.json")):  # exercise 06, Q3
+        copy = target / curve.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(curve, copy)
+    guide = (EXERCISES_DIR / "README.md").read_text(encoding="utf-8")
+    students = guide.split("\n## For teachers", 1)[0]  # the teachers' and authors' sections stay out
+    (target / "exercises" / "README.md").write_text(students, encoding="utf-8")
+    (target / "README.md").write_text(STUDENT_README, encoding="utf-8")
+
+
+STUDENT_README = """# Exercises: memory-augmented recurrent language models
+
+This folder holds the assignments of the book, the grader and the book's package `mlm/` that the
+grader compares your functions with. Set up once, from this folder:
+
+```bash
+python -m venv .venv && . .venv/bin/activate
+pip install -r requirements.txt && pip install -e .
+```
+
+Then read `exercises/README.md`, open your assignment (`exercises/exNN_*.py`) and grade it with
+`python -m exercises.grader NN`.
+"""
 
 
 def main(argv=None) -> int:

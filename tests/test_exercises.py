@@ -115,6 +115,30 @@ def test_a_submission_breaking_the_rules_scores_zero(tmp_path, cheat):
     assert report.rule_breaks and report.points == 0
 
 
+RULE_CASES = {  # source -> broken? A name the submission binds itself is its own; the builtin is not
+    "def f(input):\n    return input\n": False,
+    "def f(x):\n    vars = x + 1\n    return vars\n": False,
+    "def f(xs):\n    return [input for input in xs]\n": False,
+    "def row_types(x):\n    return x\n\n\ndef g(x):\n    return row_types(x)\n": False,
+    "def f(x):\n    return input\n": True,
+    "open = open\n": True,
+    "def f():\n    a = [0 for open in ()]\n    return open\n": True,
+    "def f(open=open):\n    return open\n": True,
+    "def f():\n    global open\n    open = 1\n    return open\n": True,
+    "import torch\n\n\ndef g(x):\n    return torch.nn.LSTM(1, 1)\n": True,
+}
+
+
+@pytest.mark.parametrize("source", sorted(RULE_CASES))
+def test_the_rules_tell_a_students_own_names_from_the_forbidden_ones(source):
+    import ast
+
+    from exercises.rules import violations
+
+    assert bool(violations(ast.parse(source), {"row_types": "the book's answer", "LSTM": "write it"})) \
+        == RULE_CASES[source], source
+
+
 @pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import torch\n    torch.os._exit(0)",
                                        "while True:\n        pass"])
 def test_exiting_or_hanging_in_a_function_scores_nothing(tmp_path, exit_call):
@@ -155,12 +179,21 @@ def test_batch_grading_writes_scores_and_a_class_summary(tmp_path, capsys):
     (folder / "alice" / "ex00_perplexity_lstm.py").write_text((SOLUTIONS_DIR / REGISTRY["00"].filename).read_text())
     (folder / "bob__ex00_perplexity_lstm.py").write_text(CHEATS["imports mlm"])
     (folder / "notes.txt").write_text("not a submission")
-    assert [(s, a) for s, a, _ in find_submissions(folder)] == [("alice", "00"), ("bob", "00")]
+    (folder / "carol" / "attempt2").mkdir(parents=True)  # a copy's name and a deeper folder are accepted
+    (folder / "carol" / "attempt2" / "ex00_perplexity_lstm (1).py").write_text(CHEATS["imports mlm"])
+    for name in ("ex00_perplexity_lstm.py", "ex00_old.py"):  # two files for one assignment: neither graded
+        (folder / "dave" / name).parent.mkdir(exist_ok=True)
+        (folder / "dave" / name).write_text(CHEATS["imports mlm"])
+    (folder / "erin_ex01_lstm_baselines.py").write_text("")  # a flat name without the double underscore
+    found, problems = find_submissions(folder)
+    assert [(s, a) for s, a, _ in found] == [("alice", "00"), ("bob", "00"), ("carol", "00")]
+    assert len(problems) == 2 and problems[0].startswith("erin_ex01") and "dave, assignment 00: 2 files" in problems[1]
     assert main(["--batch", str(folder), "--csv", str(tmp_path / "scores.csv")]) == 0
     rows = list(csv.DictReader(open(tmp_path / "scores.csv")))
     points = {row["student"]: int(row["points"]) for row in rows}
-    assert points == {"alice": REGISTRY["00"].points, "bob": 0}
-    assert "2 submission(s)" in capsys.readouterr().out
+    assert points == {"alice": REGISTRY["00"].points, "bob": 0, "carol": 0}
+    out = capsys.readouterr().out
+    assert "3 submission(s)" in out and out.count("not graded: ") == 2
 
 
 @needs_solutions
@@ -169,6 +202,10 @@ def test_student_release_has_templates_and_no_solutions(tmp_path):
     release.build_student_release(target)
     assert not (target / "exercises" / "solutions").exists()
     assert (target / "mlm").is_dir() and (target / "exercises" / "grader.py").is_file()
+    guide = (target / "exercises" / "README.md").read_text()
+    assert "## For students" in guide and "For teachers" not in guide and "exercises.release" not in guide
+    assert "pip install -e ." in (target / "README.md").read_text() and (target / "pyproject.toml").is_file()
+    assert (target / "results" / "compare-ptb" / "lstm" / "seed0" / "history.json").is_file()  # exercise 06, Q3
     for assignment in REGISTRY.values():
         text = (target / "exercises" / assignment.filename).read_text()
         assert "NotImplementedError" in text and "BEGIN SOLUTION" not in text and "BEGIN ANSWER" not in text
@@ -309,7 +346,7 @@ def attend(h, scores, allowed):
 
 def test_mask_including_current_step_fails(tmp_path):
     report, _ = grade_wrong(tmp_path, "02", WRONG_02, "mask_is_causal")
-    assert lost(report) <= {"mask_is_causal", "pipeline_matches_head"}
+    assert lost(report) <= {"mask_is_causal", "pipeline_matches_head", "no_python_loops_mask_scores"}  # skipped
 
 
 SOLVED_04 = (SOLUTIONS_DIR / REGISTRY["04"].filename).read_text() if HAS_SOLUTIONS else ""
@@ -374,6 +411,17 @@ def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
     report, results = grade_wrong(tmp_path, "05", source, "no_python_loops_counts")
     assert "absolute_discount_gamma: line" in results["no_python_loops_counts"].hint
     assert lost(report) == {"no_python_loops_counts", "big_stream"}
+
+
+@needs_solutions
+def test_combined_scores_one_step_at_a_time_loses_only_the_loop_point(tmp_path):
+    solution = (SOLUTIONS_DIR / REGISTRY["02"].filename).read_text()
+    old = "    return pairs @ v  # (batch, time, time)\n"
+    assert old in solution
+    source = solution.replace(old, "    return torch.stack([pairs[:, t] @ v for t in range(h.size(1))], dim=1)\n")
+    report, results = grade_wrong(tmp_path, "02", source, "no_python_loops_mask_scores")
+    assert "combined_scores: line" in results["no_python_loops_mask_scores"].hint
+    assert lost(report) == {"no_python_loops_mask_scores"}
 
 
 @needs_solutions

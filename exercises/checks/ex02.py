@@ -24,6 +24,7 @@ from exercises.checks.common import (
     get_function,
     max_diff,
 )
+from exercises.rules import no_python_loops
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -363,6 +364,10 @@ def pipeline_matches_head(module):
                "the weights match but the head's output, computed from your context, does not")
 
 
+no_python_loops_mask_scores = no_python_loops("causal_memory_mask", "combined_scores",
+                                              name="no_python_loops_mask_scores",
+                                              requires=("mask_is_causal", "scores_match_reference"))
+
 CHECKS = [
     mask_shape,
     mask_is_causal,
@@ -375,4 +380,5 @@ CHECKS = [
     attend_empty_memory,
     attend_extreme_scores,
     pipeline_matches_head,
+    no_python_loops_mask_scores,
 ]

@@ -26,6 +26,7 @@ from exercises.checks.common import (
     get_function,
     max_diff,
 )
+from exercises.rules import no_python_loops
 
 KINDS = list(WINDOW_KINDS)  # "attention", "key-value", "key-value-predict"
 PARAM_NAMES = ["W_Y", "W_h", "w", "W_r", "W_x"]
@@ -483,6 +484,9 @@ def pipeline_matches_head(module):
                    "; the values agree, so look for a detach or an in-place change")
 
 
+no_python_loops_window_mask = no_python_loops("window_mask", name="no_python_loops_window_mask",
+                                              requires=("mask_window_positions",))
+
 CHECKS = [
     split_shapes,
     split_roles,
@@ -496,4 +500,5 @@ CHECKS = [
     attention_empty_window,
     attention_causal,
     pipeline_matches_head,
+    no_python_loops_window_mask,
 ]

@@ -1,4 +1,4 @@
-"""Checks for assignment 04: ``memory_window``, ``temporal_rows`` and ``gated_composition``.
+"""Checks for assignment 04: ``memory_window``, ``temporal_rows``, ``memory_attention`` and ``gated_composition``.
 
 References: :func:`mlm.models.recurrent_memory.memory_window`,
 :func:`mlm.models.recurrent_memory.temporal_rows` and
@@ -13,6 +13,7 @@ from mlm.models.recurrent_memory import MemoryBlock, memory_window, temporal_row
 
 from exercises.checks.common import (CheckFailed, check, expect, expect_pair, expect_tensor, generator, get_function,
                                       max_diff)
+from exercises.rules import no_python_loops
 
 BANNED = {name: "that is the book's answer; compare with it in the experiment" for name in
           ("MemoryBlock", "RecurrentMemoryHead", "masked_softmax", "scaled_dot_product_attention")}
@@ -300,6 +301,9 @@ def pipeline_matches_block(module):
            "the attention matches but the block's output, computed with your gate, does not")
 
 
+no_python_loops_window = no_python_loops("memory_window", name="no_python_loops_window",
+                                         requires=("window_full_memory",))
+
 CHECKS = [
     window_shape,
     window_full_memory,
@@ -313,4 +317,5 @@ CHECKS = [
     gate_matches_reference,
     gate_gradients,
     pipeline_matches_block,
+    no_python_loops_window,
 ]

@@ -1,4 +1,5 @@
-"""Checks for assignment 05: ``kneser_ney_proposal`` and ``absolute_discount_gamma``.
+"""Checks for assignment 05: ``kneser_ney_proposal`` and ``absolute_discount_gamma`` (part 1), ``posterior_mean``,
+``sample_embeddings`` and ``l2_weights`` (part 2).
 
 References: :func:`mlm.regularizers.proposals.bigram_counts`, :func:`~mlm.regularizers.proposals.kneser_ney_proposal`
 and :func:`~mlm.regularizers.proposals.absolute_discount_gamma`.

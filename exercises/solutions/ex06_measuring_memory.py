@@ -156,9 +156,11 @@ def history_windows(inputs: torch.Tensor, starts: torch.Tensor, k: int, position
 ### END ANSWER
 #
 # Q3 (experiment). Run this file: it builds the windows of the example above for k = 1, 2, 3 and
-# prints them. Then cut the history of a trained chapter model with
-# ``mlm.context.history_curve`` and find the smallest k whose perplexity is within 1% of the full
-# history's. Is it larger for the memory models than for the LSTM?
+# prints them. Then read the curves of the book's trained models, stored (by
+# ``mlm.context.history_curve``) in results/compare-ptb/<family>/seed<N>/history.json: test
+# perplexity with the history cut to k = 1, 2, 5, 10, 20, 50 words and with all of it. For each
+# family find the smallest k whose perplexity is within 1% of the full history's. Is it larger
+# for the memory models (rm-tm-g, kv-L5, attentive-combined-headlr0.1) than for the LSTM?
 ### BEGIN ANSWER
 # The windows match the docstring's example (k = 3 at position 4 gives [d, e], not [c, d, e]).
 # For the models: the curve falls steeply for the first few words and then flattens; the k where it
