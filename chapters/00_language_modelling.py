@@ -521,6 +521,10 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # below 0 or inside $\pm 1\%$ reads **supported**, one above 0 **contradicted**, and any other **not settled**. The 1% margin is the book's
 # choice of a change too small to matter for these models; 95% is the usual level.
 #
+# A paper gives no size where its own pair is no controlled comparison. Salton et al. set their model beside
+# another paper's LSTM, trained under another protocol (chapter 02), so their 15% says nothing about how much
+# the head adds; for their claims only the direction of our change is read.
+#
 # With fewer than three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled
 # (2 seeds)"). Nor does it, whatever the seeds say, where the control's mean test perplexity is no better than
 # that of the interpolated bigram of section 2 on the same tokens: a control no better than word-pair counts
@@ -534,7 +538,7 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # answer: the paper's own comparison, or the book's (the same parameter count under one training
 # recipe: the same optimiser, schedule and no dropout). The figure
 # below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our change and
-# its interval, a diamond for the paper's change, the grey band for the $\pm 1\%$ margin, and the verdict on
+# its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for the $\pm 1\%$ margin, and the verdict on
 # the right. The labels name models of chapters 01 to 05; here only the way to read a row matters.
 
 # %%
@@ -563,7 +567,7 @@ plt.show()
 #   zero, the $\pm 1\%$ margin and the paper's own change; it is not testable where the control does not
 #   beat the bigram of the same tokens.
 #
-# **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity and the LSTM cell
+# **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity, the LSTM cell and the loop that runs it over a sequence
 # yourself, then check your work with `python -m exercises.grader 00`.
 #
 # Next, chapter 01 trains the LSTM baselines the later papers compare against.

@@ -539,8 +539,9 @@ show_claims(list(decided.values()))
 #   wide as the control's (chapter 04). Tran's own comparison, at equal width, is chapter 04's evidence; two
 #   further rows retrain Salton's heads at a tenth of the learning rate.
 # * **With the head at a tenth of the learning rate, Salton's scores gain about 3%**: the single score 3.1%
-#   (interval 1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *a gain, smaller than reported* against
-#   the paper's 15% (measured against Zaremba's 20M-parameter medium LSTM, another paper's). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to
+#   (interval 1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *supported*. The paper's 15% has no
+#   size to compare with: it sets the model beside another paper's LSTM, trained on another protocol
+#   (chapter 02). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to
 #   118.6).
 # * **Whether a window of one or fifteen outputs does as well as five, three seeds cannot settle.** Retrained
 #   with $L = 1$, key-value-predict scores 0.3% below the model with $L = 5$ (interval $-1.6\%$ to $+1.0\%$;
@@ -568,9 +569,10 @@ assert [round(100 * change[n]) for n in ("attentive-single", "attentive-combined
     == [1, 1, 4, 16]
 assert verdicts["tied-d128"] == CONTRADICTED and round(100 * change["tied-d128"], 1) == 0.8
 assert [round(100 * x, 1) for x in relative_change(*decided["tied-d128"].seeds[:2])[1:]] == [0.2, 1.3]
-assert verdicts["attentive-single-headlr0.1"] == SMALLER_GAIN and round(100 * change["attentive-single-headlr0.1"], 1) == -3.1
+assert verdicts["attentive-single-headlr0.1"] == SUPPORTED and round(100 * change["attentive-single-headlr0.1"], 1) == -3.1
 assert [round(100 * x, 1) for x in relative_change(*decided["attentive-single-headlr0.1"].seeds[:2])[1:]] == [-4.5, -1.8]
-assert verdicts["attentive-combined-headlr0.1"] == SMALLER_GAIN
+assert verdicts["attentive-combined-headlr0.1"] == SUPPORTED
+assert paper["attentive-single-headlr0.1"] is None and paper["attentive-single"] is None  # "no size to compare"
 assert [round(100 * x, 1) for x in relative_change(*decided["attentive-combined-headlr0.1"].seeds[:2])] == [-2.9, -3.6, -2.2]
 head_seeds = test["attentive-single-headlr0.1"] + test["attentive-combined-headlr0.1"]
 assert [f"{min(head_seeds):.1f}", f"{max(head_seeds):.1f}"] == ["113.8", "115.2"]

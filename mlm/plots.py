@@ -586,7 +586,7 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
 def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     """One line per claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our mean
     perplexity against the control's with its 95% interval (a bar), the paper's reported change (a hollow
-    diamond), and the verdict beside it. Left of 0 the model is better; the band is the +-1% of *no
+    diamond, where the paper's pair is a controlled comparison), and the verdict beside it. Left of 0 the model is better; the band is the +-1% of *no
     difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
     from mlm.claims import MARGIN, awaits_runs, relative_change
 
@@ -599,7 +599,8 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
         change, low, high = relative_change(model, control)
         ax.plot([100 * low, 100 * high], [y, y], color="C0", lw=3, solid_capstyle="butt")
         ax.plot(100 * change, y, "o", color="C0")
-        ax.plot(100 * paper, y, "D", mfc="none", mec="black", ms=7)
+        if paper is not None:  # None: the paper's pair is no controlled comparison, it has no size here
+            ax.plot(100 * paper, y, "D", mfc="none", mec="black", ms=7)
         ax.text(1.02, y, row.verdict, transform=ax.get_yaxis_transform(), va="center", fontsize=9)
     ax.axvspan(-100 * MARGIN, 100 * MARGIN, color="0.9", zorder=0)
     ax.axvline(0, color="0.4", lw=1)

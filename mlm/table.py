@@ -219,6 +219,13 @@ def paper_reading(claim) -> str:
     return get_preset(claim.paper_model).paper.get("reading", "")
 
 
+def paper_uncontrolled(claim) -> str:
+    """Why the paper's pair for a claim is no controlled comparison (its control trained under another
+    protocol, say), where the model's preset says so; empty otherwise. Such a pair has no size the book's
+    change could be set beside: the verdict then weighs the direction only."""
+    return get_preset(claim.paper_model).paper.get("uncontrolled", "")
+
+
 BASELINE_FILE = "baseline.json"  # in results/GROUP/: the count baseline of the group's data
 # the data settings a count baseline depends on (what it counts and scores)
 BASELINE_DATA = ("corpus", "protocol", "vocab_size", "max_train_tokens", "max_eval_tokens", "max_document_tokens",
@@ -281,9 +288,12 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         model, control = stored[claim.model], stored[claim.control]
         paper_model, paper_control, _ = paper_numbers(claim)
         reported_change = paper_model / paper_control - 1
-        reading = paper_reading(claim)
-        reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({reported_change:+.1%}"
-                    + (f"; {reading})" if reading else ")"))
+        notes = [n for n in (paper_reading(claim), paper_uncontrolled(claim)) if n]
+        if paper_uncontrolled(claim):
+            notes[-1] += ", so only the direction is compared"
+            reported_change = None  # no size to set ours beside
+        reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({paper_model / paper_control - 1:+.1%}"
+                    + "".join(f"; {n}" for n in notes) + ")")
         floor = floors[claim.group]
         theirs = control.values("test_ppl")
         # a control no better than the bigram learned too little for any claim against it to be tested

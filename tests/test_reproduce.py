@@ -462,6 +462,29 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
                                   "zaremba2014-small")], "compare", tmp_path)
 
 
+def test_a_paper_pair_without_a_control_is_read_for_its_direction_only(tmp_path):
+    """Salton et al.'s pair sets their model beside another paper's LSTM: a 3% gain against its 15% reads
+    *supported* (the direction), not *a gain, smaller than reported*, and the row says why; with the same
+    seeds, a claim whose paper pair is controlled (Press & Wolf's) is weighed against its size."""
+    from mlm.claims import SMALLER_GAIN, SUPPORTED, PaperClaim
+    from mlm.table import stored_claims
+
+    for run, values in (("lstm", (118.0, 118.5, 117.5)), ("attentive-single-headlr0.1", (114.0, 114.5, 113.5)),
+                        ("tied", (114.0, 114.5, 113.5))):
+        for seed, value in enumerate(values):
+            folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
+            folder.mkdir(parents=True)
+            (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_epoch": 5, "epochs_run": 15}))
+    salton = PaperClaim("attention helps", "compare-ptb", "attentive-single-headlr0.1", "lstm",
+                        "salton2017-ptb-single", "zaremba2014-medium")
+    [row] = stored_claims([salton], "compare", tmp_path)
+    assert row.verdict == SUPPORTED and row.seeds[2] is None, row
+    assert "paper 70.1 vs 82.7 (-15.2%; 70.1 is about 86 per predicted token" in row.evidence
+    assert "so only the direction is compared" in row.evidence
+    sized = PaperClaim("a 28% gain", "compare-ptb", "tied", "lstm", "zaremba2014-medium", "zaremba2014-small")
+    assert stored_claims([sized], "compare", tmp_path)[0].verdict == SMALLER_GAIN
+
+
 def test_a_claim_whose_control_does_not_beat_the_bigram_is_not_testable(tmp_path):
     """With the group's count baseline stored, a control at or above the interpolated bigram makes the claim
     untestable whatever the seeds say; a model above it (the control below) keeps its verdict, with a note."""
