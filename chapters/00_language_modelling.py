@@ -518,7 +518,9 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # | 6. holds 0 and $c$ (or the paper gave no size) | **not settled** |
 #
 # Where the paper reported a change under 1% (in effect a claim that the addition costs nothing), an interval
-# below 0 or inside $\pm 1\%$ reads **supported**, one above 0 **contradicted**, and any other **not settled**. The 1% margin is the book's
+# below 0 or inside $\pm 1\%$ reads **supported**, one above 0 **contradicted**, and any other **not settled**.
+# Where such a claim says the model does not *help* (a longer window, chapter 03), the roles turn: an
+# interval above 0 or inside the band supports it, one below 0 is **contradicted (a gain)**. The 1% margin is the book's
 # choice of a change too small to matter for these models; 95% is the usual level.
 #
 # A paper gives no size where its own pair is no controlled comparison. Salton et al. set their model beside

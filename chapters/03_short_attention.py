@@ -728,10 +728,10 @@ assert len(own_rows) == 4 and "no run of kv-L10 can test the claim" in own_rows[
 # each with the $L = 5$ model. The window adds no parameters, so the models differ in $L$ alone. These rows
 # put the paper's question under the book's recipe, on PTB sentences: a window never reaches past the start
 # of its sentence, so fifteen slots fill only in a sentence's later words. Both reported changes are under 1%,
-# claims of *no difference*, which the rule reads as "the model does no worse": an interval inside the
-# $\pm 1\%$ band or below zero is *supported*, one above zero *contradicted* (chapter 00, section 6). That
-# suits $L = 1$; for $L = 15$, whose claim is that the longer window does not *help*, an interval below zero
-# would tell against the paper, whatever the label.
+# claims of *no difference*. For $L = 1$ the rule reads it as "the shorter window does no worse": an interval
+# inside the $\pm 1\%$ band or below zero is *supported*, one above zero *contradicted*. For $L = 15$ the
+# paper's point is that the longer window does not *help*, so the roles turn: an interval inside the band or
+# above zero supports it, one below zero is *contradicted (a gain)* (chapter 00, section 6).
 
 # %%
 from mlm.manifests import compare  # noqa: E402

@@ -14,8 +14,11 @@ reads as a difference) and the paper's own change ``p`` (negative where it repor
 * the interval holds 0: **no difference** where it lies inside ``(-m, m)``, **smaller than reported** where it
   excludes ``p`` (no gain as large as the paper's, though a small one is not ruled out), **not settled**
   otherwise (it holds both 0 and the paper's change);
-* a claim that the paper reports as *no* difference (``|p| < m``) is **supported** by an interval below 0
-  or inside ``(-m, m)``, **contradicted** by one above 0, and **not settled** otherwise.
+* a claim that the paper reports as *no* difference (``|p| < m``) reads "the model does no worse": it is
+  **supported** by an interval below 0 or inside ``(-m, m)``, **contradicted** by one above 0, and **not
+  settled** otherwise. Where the paper's point is the other way round, that the model does not *help* (a
+  longer window, ``no_gain``), an interval above 0 or inside ``(-m, m)`` supports it, one below 0 is
+  **contradicted (a gain)**.
 
 A claim whose control's mean test perplexity is no better than the interpolated bigram of its own data (a
 count model, :mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say:
@@ -44,6 +47,7 @@ SMALLER_GAIN = "a gain, smaller than reported"
 NO_DIFFERENCE = "no difference"
 SMALLER = "smaller than reported"
 CONTRADICTED = "contradicted (a loss)"
+CONTRADICTED_GAIN = "contradicted (a gain)"  # a claim that the model does not help, against a gain
 NOT_SETTLED = "not settled"
 ONE_SEED = "not testable with one seed"
 UNTESTABLE = "not testable at this size"
@@ -81,6 +85,7 @@ class PaperClaim:
     chapter: str = ""
     question: str = ""  # which comparison the runs make: the paper's own, or the book's (and how it departs)
     pending: str = ""  # why the manifest cannot list the runs yet (e.g. a grid decides a setting first)
+    no_gain: bool = False  # the paper reports no difference, meaning the model does not help (see verdict)
 
 
 def spread(values: Sequence[float], digits: int = 1) -> str:
@@ -155,10 +160,11 @@ def awaits_runs(verdict_text: str) -> bool:
 
 
 def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: float | None = None,
-            min_seeds: int = 3, converged: bool = True, margin: float = MARGIN) -> str:
+            min_seeds: int = 3, converged: bool = True, margin: float = MARGIN, no_gain: bool = False) -> str:
     """Does ``model`` beat ``control``, and by as much as the paper reported? Both are per-seed
     perplexities (lower is better); ``paper`` is the paper's own relative change (e.g. -0.035 for a 3.5%
-    gain; None where the claim has no reported size). The rule is the module's docstring.
+    gain; None where the claim has no reported size). ``no_gain``: the paper's change is under ``margin`` and
+    its claim is that the model does not help. The rule is the module's docstring.
 
     A plain number as ``control`` is a deterministic baseline (a count model has no seed): then only
     the model needs ``min_seeds`` runs.
@@ -176,6 +182,12 @@ def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: 
         return ONE_SEED if seeds == 1 else f"not settled ({seeds} seeds)"
     _, low, high = relative_change(model, control)
     claims_none = paper is not None and abs(paper) < margin
+    if no_gain and not claims_none:
+        raise ValueError("no_gain is a reading of a claim of no difference: the paper's change must be under the margin")
+    if no_gain:
+        text = (CONTRADICTED_GAIN if high < 0 else SUPPORTED if low > 0 or (-margin < low and high < margin)
+                else NOT_SETTLED)
+        return text if converged else f"{text}, not converged"
     if low > 0:
         text = CONTRADICTED
     elif high < 0:

@@ -313,7 +313,8 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         ours = model.values("test_ppl")
         evidence = f"{reported}; ours (results/{claim.group}): {spread(ours)} vs {spread(theirs)}, " \
                    f"{interval_text(ours, theirs)}"
-        decided = verdict(ours, theirs, paper=reported_change, converged=model.stopped_improving() and control.stopped_improving())
+        decided = verdict(ours, theirs, paper=reported_change, no_gain=claim.no_gain,
+                          converged=model.stopped_improving() and control.stopped_improving())
         if untestable:
             evidence += (f"; the control does not beat the interpolated bigram of the same data ({floor:.1f}): "
                          "these runs learned too little to test the claim")

@@ -57,6 +57,20 @@ def test_a_tight_interval_around_zero_is_no_difference():
     assert verdict(same, LSTM, paper=0.0) == SUPPORTED  # the paper reported no difference either
 
 
+def test_a_claim_that_the_model_does_not_help_turns_the_roles():
+    """Daniluk's "a window of fifteen gains nothing over five": a gain tells against it, a loss does not; the
+    default reading of a claim of no difference ("the model does no worse") is the other way round."""
+    from mlm.claims import CONTRADICTED_GAIN
+
+    gain, loss, same = [112.4, 112.9, 113.4], [119.0, 119.4, 119.2], [118.0, 118.1, 118.2]
+    assert verdict(gain, LSTM, paper=0.0, no_gain=True) == CONTRADICTED_GAIN
+    assert verdict(loss, LSTM, paper=0.0, no_gain=True) == verdict(same, LSTM, paper=0.0, no_gain=True) == SUPPORTED
+    assert verdict([117.8, 118.1, 118.8], LSTM, paper=0.0, no_gain=True) == NOT_SETTLED
+    assert verdict(gain, LSTM, paper=0.0) == SUPPORTED and verdict(loss, LSTM, paper=0.0) == CONTRADICTED
+    with pytest.raises(ValueError, match="claim of no difference"):
+        verdict(gain, LSTM, paper=-0.05, no_gain=True)
+
+
 def test_a_loss_contradicts():
     assert verdict([119.0, 119.4, 119.2], LSTM, paper=-0.15) == CONTRADICTED
     assert verdict([110, 111, 112], [100, 101, 99]) == CONTRADICTED
