@@ -203,30 +203,39 @@ def print_report(report: Report, out=None) -> None:
 
 # ----------------------------------------------------------------------------- a whole class
 
-SUBMISSION = re.compile(r"ex(\d\d)[^/]*\.py")
+SUBMISSION = re.compile(r"ex(\d\d)_[^/]*\.py")
+NOT_SUBMISSIONS = ("checks", "solutions", "__pycache__")  # folders of a release handed back whole
 
 
 def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
     """``(found, problems)``: (student, assignment id, path) for every submission under ``folder``, and one line
-    for every ``.py`` file that is not graded, saying why.
+    for every assignment file that is not graded, saying why.
 
     Two layouts, which may be mixed: ``folder/<student>/.../exNN_anything.py`` (a folder per student holding
-    their copies of the templates, at any depth) and ``folder/<student>__exNN_anything.py`` (a flat export).
-    Two files of one student for one assignment are both left out, named, for the teacher to choose.
+    their copies of the templates, at any depth; hidden folders, Jupyter's checkpoints and the release's own
+    ``checks/`` are skipped) and ``folder/<student>__exNN_anything.py`` (a flat export). A file identical to
+    its template is not graded; two files of one student for one assignment are both left out, named, for
+    the teacher to choose.
     """
     candidates, problems = {}, []
     for path in sorted(folder.rglob("*.py")):
         relative = path.relative_to(folder)
+        if any(part.startswith(".") or part in NOT_SUBMISSIONS for part in relative.parts[:-1]):
+            continue
         if len(relative.parts) >= 2:
             student, name = relative.parts[0], path.name
         elif "__" in path.name:
             student, name = path.name.split("__", 1)
         else:
-            problems.append(f"{relative}: a flat file must be named <student>__exNN_....py")
+            if SUBMISSION.search(path.name):
+                problems.append(f"{relative}: a flat file must be named <student>__exNN_....py")
             continue
         match = SUBMISSION.fullmatch(name)
         if not match or match.group(1) not in REGISTRY:
-            problems.append(f"{relative}: not an assignment file (exNN_....py with NN one of {', '.join(REGISTRY)})")
+            continue
+        template = EXERCISES_DIR / REGISTRY[match.group(1)].filename
+        if template.is_file() and path.read_bytes() == template.read_bytes():
+            problems.append(f"{relative}: the template, unchanged")
             continue
         candidates.setdefault((student, match.group(1)), []).append(path)
     found = []

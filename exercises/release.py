@@ -113,6 +113,8 @@ def build_student_release(target: Path) -> None:
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(curve, copy)
     guide = (EXERCISES_DIR / "README.md").read_text(encoding="utf-8")
+    if "\n## For teachers" not in guide:
+        raise ValueError("exercises/README.md has no '## For teachers' heading: the release would ship that part")
     students = guide.split("\n## For teachers", 1)[0]  # the teachers' and authors' sections stay out
     (target / "exercises" / "README.md").write_text(students, encoding="utf-8")
     (target / "README.md").write_text(STUDENT_README, encoding="utf-8")

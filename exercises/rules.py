@@ -17,6 +17,7 @@ or fail the same code depending on the machine.
 from __future__ import annotations
 
 import ast
+import symtable
 from dataclasses import dataclass
 
 ALLOWED_IMPORTS = frozenset({"torch", "math", "numpy", "typing", "__future__", "collections", "itertools",
@@ -28,7 +29,8 @@ FORBIDDEN_CALLS = frozenset({"eval", "exec", "compile", "__import__", "getattr",
 
 # Attributes that lead to the interpreter, the file system or other modules (``torch.sys``, ``f.__globals__``...).
 FORBIDDEN_ATTRIBUTES = frozenset({"os", "sys", "modules", "builtins", "importlib", "subprocess", "gc", "inspect",
-                                  "_getframe", "f_back", "f_globals", "f_locals", "_exit", "exit", "system"})
+                                  "_getframe", "f_back", "f_globals", "f_locals", "_exit", "exit", "system",
+                                  "attrgetter", "methodcaller"})  # operator's getattr by string
 
 
 @dataclass(frozen=True)
@@ -59,74 +61,40 @@ def graded_nodes(tree: ast.Module):
             yield from ast.walk(statement)
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-           ast.GeneratorExp)
-
-
-def _local_names(scope: ast.AST) -> set[str]:
-    """The names a function, lambda or comprehension binds in its own scope (parameters, assignments, loop and
-    ``with`` targets, nested definitions), less those it declares ``global`` or ``nonlocal``: inside it such a
-    name is the student's own object, never the builtin or module of the same name."""
-    bound, declared = set(), set()
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        a = scope.args
-        bound |= {arg.arg for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if arg}
-        body = scope.body if isinstance(scope.body, list) else [scope.body]
-    else:  # a comprehension binds its loop targets; its first iterable belongs to the enclosing scope
-        body = [g.target for g in scope.generators] + [x for g in scope.generators[1:] for x in [g.iter]]
-        body += [x for g in scope.generators for x in g.ifs]
-        body += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
-    todo = list(body)
+def _own_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """``(local, bound)`` over the graded code, from Python's own symbol tables (:mod:`symtable`). ``local``: the
+    names every use of which is a function's, lambda's or comprehension's own (a parameter, a local variable,
+    or a closure over one): there the name can never reach the builtin or module of the same name. Any use
+    at module level, in a class body, or through ``global`` takes a name out. ``bound``: every name the
+    submission binds somewhere (defines, assigns, takes as a parameter)."""
+    graded = ast.Module(body=[s for s in tree.body if not _is_main_guard(s)], type_ignores=[])
+    local, unsafe, bound = set(), set(), set()
+    todo = [symtable.symtable(ast.unparse(graded), "<submission>", "exec")]
     while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared |= set(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)  # the name is bound here; the body is another scope
-            continue
-        if isinstance(node, (ast.Lambda, *_SCOPES[3:])):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return bound - declared
-
-
-def _scoped_nodes(tree: ast.Module):
-    """(node, names bound around it) for every node the grader may execute: a name bound by an enclosing
-    function or comprehension, or defined by a top-level ``def`` or ``class``, is the submission's own."""
-    top = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    todo = [(statement, frozenset(top)) for statement in tree.body if not _is_main_guard(statement)]
-    while todo:
-        node, bound = todo.pop()
-        yield node, bound
-        if not isinstance(node, _SCOPES):
-            todo.extend((child, bound) for child in ast.iter_child_nodes(node))
-            continue
-        inner = bound | _local_names(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            # defaults, decorators and annotations are evaluated outside the function
-            a = node.args
-            outside = [*a.defaults, *[d for d in a.kw_defaults if d], *getattr(node, "decorator_list", []),
-                       *[x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
-                         if x and x.annotation], *([node.returns] if getattr(node, "returns", None) else [])]
-            body = node.body if isinstance(node.body, list) else [node.body]
-        else:  # a comprehension's first iterable is evaluated outside it
-            outside, body = [node.generators[0].iter], [c for c in ast.iter_child_nodes(node)
-                                                        if c is not node.generators[0]]
-            body += [x for x in ast.iter_child_nodes(node.generators[0]) if x is not node.generators[0].iter]
-        todo.extend([(child, bound) for child in outside] + [(child, inner) for child in body])
+        table = todo.pop()
+        todo.extend(table.get_children())
+        for symbol in table.get_symbols():
+            name = symbol.get_name()
+            if symbol.is_assigned() or symbol.is_parameter():
+                bound.add(name)
+            own = table.get_type() == "function" and not symbol.is_global() and (symbol.is_local() or symbol.is_free())
+            (local if own else unsafe).add(name)
+    return local - unsafe, bound
 
 
 def violations(tree: ast.Module, banned: dict[str, str] | None = None) -> list[Violation]:
     """The rule breaks in ``tree``; ``banned`` maps a forbidden name to why (e.g. "LSTM": "write the cell yourself").
-    A forbidden or banned *name* is allowed where the submission binds it itself (a parameter called ``input``,
-    its own helper called like a book function); attributes (``nn.LSTM``) and imports never are."""
+    A forbidden builtin's *name* is allowed where every use of it is a function's own local (a parameter called
+    ``input``); a banned name where the submission binds it itself (its own helper named like a book function,
+    which nothing else could bind: imports are checked, ``import *`` refused). Attributes (``nn.LSTM``) never are."""
     banned = banned or {}
     found = []
-    for node, own in _scoped_nodes(tree):
+    try:
+        local, bound = _own_names(tree)
+    except SyntaxError as err:  # parses, but Python's scoping rejects it (a misplaced global, say)
+        local, bound = set(), set()
+        found.append(Violation(0, f"Python rejects the file: {err.msg}"))
+    for node in graded_nodes(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or "."]
@@ -136,12 +104,17 @@ def violations(tree: ast.Module, banned: dict[str, str] | None = None) -> list[V
                 elif module.split(".")[0] not in ALLOWED_IMPORTS:
                     found.append(Violation(line, f"import of `{module}`; allowed: {', '.join(sorted(ALLOWED_IMPORTS))}"))
             names = [alias.name for alias in node.names]
+            if "*" in names:
+                found.append(Violation(line, "`import *` is not allowed: import the names you use"))
+            for name in names:
+                if name in FORBIDDEN_CALLS | FORBIDDEN_ATTRIBUTES:
+                    found.append(Violation(line, f"importing `{name}` is not allowed in a submission"))
         elif isinstance(node, ast.Name):
-            if node.id in own:
-                continue
-            names = [node.id]
-            if node.id in FORBIDDEN_CALLS:
+            if node.id in FORBIDDEN_CALLS and node.id not in local:
                 found.append(Violation(line, f"`{node.id}` is not allowed in a submission"))
+            if node.id in banned and node.id in bound:
+                continue  # the submission's own object of that name
+            names = [node.id]
         elif isinstance(node, ast.Attribute):
             names = [node.attr]
             if node.attr in FORBIDDEN_ATTRIBUTES:

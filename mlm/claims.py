@@ -63,7 +63,7 @@ class Claim:
     evidence: str  # what the chapter measured: numbers, sizes, seeds, the change and its interval
     verdict: str  # from :func:`verdict`, or UNTESTABLE with the reason in ``evidence``
     question: str = ""  # the comparison the evidence makes, where it is not the paper's own
-    seeds: tuple = ()  # (model's per-seed perplexities, control's, the paper's relative change) where stored
+    seeds: tuple = ()  # (model's per-seed perplexities, control's, the paper's relative change or None) if stored
 
 
 NOT_RUN = "not run yet"
@@ -183,7 +183,8 @@ def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: 
     _, low, high = relative_change(model, control)
     claims_none = paper is not None and abs(paper) < margin
     if no_gain and not claims_none:
-        raise ValueError("no_gain is a reading of a claim of no difference: the paper's change must be under the margin")
+        raise ValueError("no_gain is a reading of a claim of no difference: the paper's change must be under "
+                         "the margin")
     if no_gain:
         text = (CONTRADICTED_GAIN if high < 0 else SUPPORTED if low > 0 or (-margin < low and high < margin)
                 else NOT_SETTLED)

@@ -586,8 +586,8 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
 def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     """One line per claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our mean
     perplexity against the control's with its 95% interval (a bar), the paper's reported change (a hollow
-    diamond, where the paper's pair is a controlled comparison), and the verdict beside it. Left of 0 the model is better; the band is the +-1% of *no
-    difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
+    diamond, where the paper's pair is a controlled comparison), and the verdict beside it. Left of 0 the
+    model is better; the band is the +-1% of *no difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
     from mlm.claims import MARGIN, awaits_runs, relative_change
 
     kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row.verdict)]

@@ -261,10 +261,11 @@ def store_copy(spec: RunSpec, layout: Layout) -> None:
 def copy_stored(specs: Sequence[RunSpec], layout: Layout, states: dict[str, str], echo: Callable[[str], None],
                 dry_run: bool = False) -> None:
     """Store a copy of every ``same_as`` run whose source is stored (its state in ``states`` becomes done); a
-    copy whose source is not stored yet waits for it (it is never trained itself)."""
+    copy whose source is not stored yet waits for it (it is never trained itself). A copy left partial (a run
+    folder from before it was declared a copy, a half-stored result) is copied over."""
     for spec in specs:
         source = layout.root / "results" / spec.same_as
-        if spec.same_as and states[spec.id] == "missing" and (source / "result.json").is_file() \
+        if spec.same_as and states[spec.id] in ("missing", "partial") and (source / "result.json").is_file() \
                 and all((source / f).is_file() for f in post_outputs(spec)):
             echo(f"[copy] {spec.same_as} -> {spec.id} (the same configuration)")
             if not dry_run:
@@ -353,7 +354,10 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
         if launcher == "local":
             for job in submitted:
                 job.result()  # raises if the job failed
-    return run_states(specs, layout)
+    states = run_states(specs, layout)
+    if launcher == "local":
+        copy_stored(specs, layout, states, echo)  # a source that has just finished
+    return states
 
 
 def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:

@@ -258,14 +258,16 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
     """A claims row (:class:`mlm.claims.Claim`) for each :class:`mlm.claims.PaperClaim`, from the runs of
     the manifest ``manifest`` (e.g. ``"cpu"``) stored under ``results``: the paper's pair
     and its change, ours (mean ± sd per side, the change of the means and its 95% interval), and the verdict
-    of :func:`mlm.claims.verdict` against the paper's change (*not converged* where a seed of either side was
+    of :func:`mlm.claims.verdict` against the paper's change, or on the direction alone where the paper's pair
+    is no controlled comparison (:func:`paper_uncontrolled`; the row's third seed item is then None)
+    (*not converged* where a seed of either side was
     still improving at its last epoch, see :meth:`StoredSetting.stopped_improving`). A claim whose runs are not stored
     yet says so, and how to produce them. Where the group's count baseline is stored (:func:`group_baseline`)
     and the control's mean test perplexity is no better than its interpolated bigram's, the runs learned too
     little to test anything: the verdict is *not testable at this size* whatever the seeds say, and the
     evidence says why. Once every seed of such a control is stored, that verdict stands before the model
     has any run: no run of the model could change it, so the claim is not listed as waiting."""
-    from mlm.claims import NOT_RUN, UNTESTABLE, Claim, interval_text, spread, verdict
+    from mlm.claims import MARGIN, NOT_RUN, UNTESTABLE, Claim, interval_text, spread, verdict
     from mlm.reproduce import load_manifest
 
     specs = load_manifest(manifest)
@@ -290,8 +292,11 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         reported_change = paper_model / paper_control - 1
         notes = [n for n in (paper_reading(claim), paper_uncontrolled(claim)) if n]
         if paper_uncontrolled(claim):
+            if claim.no_gain or reported_change > -MARGIN:
+                raise ValueError(f"{claim.text!r}: a paper pair that is no controlled comparison is read as a gain "
+                                 "(its direction only); this one reports none")
             notes[-1] += ", so only the direction is compared"
-            reported_change = None  # no size to set ours beside
+            reported_change = None  # no size to set ours beside: the verdict asks for a gain
         reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({paper_model / paper_control - 1:+.1%}"
                     + "".join(f"; {n}" for n in notes) + ")")
         floor = floors[claim.group]

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `exercises` is not installed with `mlm`; it lives at the root
 
 from exercises import release  # noqa: E402
-from exercises.grader import REGISTRY, SOLUTIONS_DIR, find_submissions, grade_file  # noqa: E402
+from exercises.grader import EXERCISES_DIR, REGISTRY, SOLUTIONS_DIR, find_submissions, grade_file  # noqa: E402
 
 IDS = sorted(REGISTRY)
 HAS_SOLUTIONS = SOLUTIONS_DIR.is_dir()
@@ -126,6 +126,17 @@ RULE_CASES = {  # source -> broken? A name the submission binds itself is its ow
     "def f(open=open):\n    return open\n": True,
     "def f():\n    global open\n    open = 1\n    return open\n": True,
     "import torch\n\n\ndef g(x):\n    return torch.nn.LSTM(1, 1)\n": True,
+    # a module-level name is the builtin until bound, and again once unbound: never exempt there
+    "x = open('f').read()\n\n\ndef open(*a):\n    pass\n": True,
+    "def eval(s=eval('1')):\n    return s\n": True,
+    "def getattr():\n    pass\n\n\ndel getattr\n\n\ndef f(x):\n    return getattr(x, 'real')\n": True,
+    "def f(eval):\n    def g():\n        global eval\n        return eval('1')\n    return g\n": True,
+    "def f(open=None):\n    class C:\n        x = open('f')\n        open = 0\n    return C\n": True,
+    "r = [eval('1') if i == 0 else (eval := 0) for i in range(2)]\n": True,
+    "def f(xs):\n    [(input := x) for x in xs]\n    return input\n": False,
+    "import torch\n\n\ndef row_types(x):\n    return x\n\n\nfrom torch import *\n": True,
+    "import operator\n\n\ndef f(x):\n    return operator.attrgetter('a')(x)\n": True,
+    "def f(input):\n    return input\n\n\nif __name__ == '__main__':\n    input = 3\n": False,
 }
 
 
@@ -185,15 +196,22 @@ def test_batch_grading_writes_scores_and_a_class_summary(tmp_path, capsys):
         (folder / "dave" / name).parent.mkdir(exist_ok=True)
         (folder / "dave" / name).write_text(CHEATS["imports mlm"])
     (folder / "erin_ex01_lstm_baselines.py").write_text("")  # a flat name without the double underscore
+    handed_back = folder / "frank" / "exercises"  # a whole release: its checks, checkpoints and templates
+    for name in ("checks/ex00.py", ".ipynb_checkpoints/ex00_perplexity_lstm-checkpoint.py", "grader.py"):
+        (handed_back / name).parent.mkdir(parents=True, exist_ok=True)
+        (handed_back / name).write_text("")
+    (handed_back / REGISTRY["01"].filename).write_text((EXERCISES_DIR / REGISTRY["01"].filename).read_text())
+    (handed_back / REGISTRY["00"].filename).write_text(CHEATS["imports mlm"])
     found, problems = find_submissions(folder)
-    assert [(s, a) for s, a, _ in found] == [("alice", "00"), ("bob", "00"), ("carol", "00")]
-    assert len(problems) == 2 and problems[0].startswith("erin_ex01") and "dave, assignment 00: 2 files" in problems[1]
+    assert [(s, a) for s, a, _ in found] == [("alice", "00"), ("bob", "00"), ("carol", "00"), ("frank", "00")]
+    assert len(problems) == 3 and problems[0].startswith("erin_ex01") and problems[1].endswith("the template, unchanged")
+    assert "dave, assignment 00: 2 files" in problems[2]
     assert main(["--batch", str(folder), "--csv", str(tmp_path / "scores.csv")]) == 0
     rows = list(csv.DictReader(open(tmp_path / "scores.csv")))
     points = {row["student"]: int(row["points"]) for row in rows}
-    assert points == {"alice": REGISTRY["00"].points, "bob": 0, "carol": 0}
+    assert points == {"alice": REGISTRY["00"].points, "bob": 0, "carol": 0, "frank": 0}
     out = capsys.readouterr().out
-    assert "3 submission(s)" in out and out.count("not graded: ") == 2
+    assert "4 submission(s)" in out and out.count("not graded: ") == 3
 
 
 @needs_solutions

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import statistics
 from pathlib import Path
 
@@ -97,6 +98,12 @@ def test_a_run_of_the_same_configuration_is_copied_not_trained(tmp_path):
     copied, trained = (both.result_dir(s) / "result.json" for s in (specs[1], specs[0]))
     assert copied.read_text() == trained.read_text()
     assert not both.run_dir(specs[1]).exists()
+    stale = rp.Layout(tmp_path / "stale")  # a copy with a run folder of its own (partial) is copied over
+    shutil.copytree(both.root / "results" / "g", stale.root / "results" / "g")
+    stale.run_dir(specs[1]).mkdir(parents=True)
+    (stale.run_dir(specs[1]) / "checkpoint.pt").write_bytes(b"")
+    assert rp.run_state(specs[1], stale, {}) == "partial"
+    assert rp.reproduce(copy, str(path), stale, jobs=1, cores=1, echo=lambda m: None) == {"h/control/seed0": "done"}
     path.write_text(json.dumps({"runs": [plain, {"group": "h", "name": "control", "preset": "synthetic-tiny",
                                                  "set": [*TINY, "model.hidden_size=24"], "same_as": "g/plain"}]}))
     with pytest.raises(ValueError, match="not the same configuration"):
@@ -483,6 +490,9 @@ def test_a_paper_pair_without_a_control_is_read_for_its_direction_only(tmp_path)
     assert "so only the direction is compared" in row.evidence
     sized = PaperClaim("a 28% gain", "compare-ptb", "tied", "lstm", "zaremba2014-medium", "zaremba2014-small")
     assert stored_claims([sized], "compare", tmp_path)[0].verdict == SMALLER_GAIN
+    level = PaperClaim("level", "compare-ptb", "tied", "lstm", "salton2017-ptb-single", "salton2017-ptb-combined")
+    with pytest.raises(ValueError, match="reports none"):  # an uncontrolled pair must report a gain
+        stored_claims([level], "compare", tmp_path)
 
 
 def test_a_claim_whose_control_does_not_beat_the_bigram_is_not_testable(tmp_path):
