@@ -478,9 +478,9 @@ assert round(mean_position[2]) == 56 and round(mean_position[41]) == 65 and band
 # p_{\text{control}} \pm t \cdot se) / \bar p_{\text{control}}$, where $t$ is the 97.5% point of Student's
 # $t$ with the Welch-Satterthwaite degrees of freedom (it does not assume the two sides vary equally).
 #
-# With three to five seeds a side the interval is wide: in the example below (three seeds against five), seeds
-# whose standard deviation is about half a point give an interval of about $\pm 0.9\%$. Against a count baseline, which has no seeds, the interval is that of
-# the model's mean alone.
+# With three to five seeds a side the interval is wide: in the example below (three seeds against five), seeds whose
+# standard deviation is about half a point give an interval of about $\pm 0.9\%$. Against a count baseline, which has
+# no seeds, the interval is that of the model's mean alone.
 
 # %%
 from mlm.claims import relative_change, spread, verdict
@@ -536,12 +536,12 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # reported* (row 5), a stronger statement than "the seeds overlap". It is not *no difference*: the interval's
 # upper end, +1.01%, lies just past the margin.
 #
-# Every claims table of the book prints the interval beside the verdict, and says which question its runs
-# answer: the paper's own comparison, or the book's (the same parameter count under one training
-# recipe: the same optimiser, schedule and no dropout). The figure
-# below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our change and
-# its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for the $\pm 1\%$ margin, and the verdict on
-# the right. The labels name models of chapters 01 to 05; here only the way to read a row matters.
+# Every claims table of the book prints the interval beside the verdict, and says which question its runs answer: the
+# paper's own comparison, or the book's (the same parameter count under one training recipe: the same optimiser,
+# schedule and no dropout). The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot
+# and a bar for our change and its interval, a diamond for the paper's change (none where the paper gave no size), the
+# grey band for the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; here
+# only the way to read a row matters.
 
 # %%
 from mlm.plots import interval_plot
@@ -569,8 +569,9 @@ plt.show()
 #   zero, the $\pm 1\%$ margin and the paper's own change; it is not testable where the control does not
 #   beat the bigram of the same tokens.
 #
-# **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked perplexity, the LSTM cell and the loop that runs it over a sequence
-# yourself, then check your work with `python -m exercises.grader 00`.
+# **Exercise 00** ([`exercises/ex00_perplexity_lstm.py`](../exercises/ex00_perplexity_lstm.py)): write the masked
+# perplexity, the LSTM cell and the loop that runs it over a sequence yourself, then check your work with `python -m
+# exercises.grader 00`.
 #
 # Next, chapter 01 trains the LSTM baselines the later papers compare against.
 

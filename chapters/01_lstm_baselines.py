@@ -84,11 +84,12 @@ plt.show()
 # %% [markdown]
 # ## 2. The model, equation by equation
 #
-# Notation: a batch has $B$ rows of $K$ steps; $d$ is the embedding width, $n$ the LSTM width (equal in
-# every configuration here), $|V|$ the vocabulary size, $E$ the $|V| \times d$ embedding matrix and $L = 2$
-# the number of layers. $h^l_t$ is the output of layer $l$ at step $t$, and $D$ is dropout: in training it
-# zeroes each unit with probability $\rho$ (the `dropout` column of the table below) and scales the others by $1/(1-\rho)$; in evaluation it is the
-# identity. Zaremba et al. (section 3.2) leave their equations unnumbered; the numbers below are this chapter's.
+# Notation: a batch has $B$ rows of $K$ steps; $d$ is the embedding width, $n$ the LSTM width (equal in every
+# configuration here), $|V|$ the vocabulary size, $E$ the $|V| \times d$ embedding matrix and $L = 2$ the number of
+# layers. $h^l_t$ is the output of layer $l$ at step $t$, and $D$ is dropout: in training it zeroes each unit with
+# probability $\rho$ (the `dropout` column of the table below) and scales the others by $1/(1-\rho)$; in evaluation it
+# is the identity. Zaremba et al. (section 3.2) leave their equations unnumbered; the numbers below are this
+# chapter's.
 #
 # $$ h^0_t = E_{w_t} \qquad \text{(1, the embedding row of word } w_t\text{)} $$
 # $$ \begin{pmatrix} i \\ f \\ o \\ g \end{pmatrix} = \begin{pmatrix} \mathrm{sigm} \\ \mathrm{sigm} \\ \mathrm{sigm} \\ \tanh \end{pmatrix} T_{2n,4n} \begin{pmatrix} D(h^{l-1}_t) \\ h^l_{t-1} \end{pmatrix} \qquad \text{(2, gates of layer } l\text{)} $$
@@ -106,11 +107,11 @@ print(inspect.getsource(LanguageModel.forward))
 print(inspect.getsource(LanguageModel.features))
 
 # %% [markdown]
-# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=...)` applies $D$
-# between its layers; `self.head` is the identity for this chapter's models; `self.decode` is $W \cdot + b$
-# (the softmax itself is inside the loss). The fused `nn.LSTM`, called through `run_lstm`, runs (2)-(4) for
-# all steps and layers in one call. The arguments `reset`, `mask` and `memory`, and the attribute
-# `regularizer`, serve later chapters and can be ignored here. Written one step and one layer at a time, the same model reads:
+# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=...)` applies $D$ between its
+# layers; `self.head` is the identity for this chapter's models; `self.decode` is $W \cdot + b$ (the softmax itself is
+# inside the loss). The fused `nn.LSTM`, called through `run_lstm`, runs (2)-(4) for all steps and layers in one call.
+# The arguments `reset`, `mask` and `memory`, and the attribute `regularizer`, serve later chapters and can be ignored
+# here. Written one step and one layer at a time, the same model reads:
 
 # %%
 def forward_by_the_equations(model, tokens, state):
@@ -323,7 +324,8 @@ for temperature in (0.7, 1.0):
                       temperature=temperature, seed=seed + 1))  # this chapter's own random draws
 
 # %% [markdown]
-# The model has picked up local syntax (numbers written `N`, `$ N million`, clauses that open plausibly) and little that holds across a sentence.
+# The model has picked up local syntax (numbers written `N`, `$ N million`, clauses that open plausibly) and little
+# that holds across a sentence.
 #
 # ### A look inside: the tied matrix is an output embedding
 #
@@ -408,11 +410,11 @@ print(f"  over the seeds: validation {spread([r['best_valid_ppl'] for r in untie
       f"test {spread([r['test_ppl'] for r in untied])}")
 
 # %% [markdown]
-# Every seed ends below the paper on both sets: on test 112.2 to 113.7 against 114.5, on validation 116.8 to
-# 118.5 against 120.7. The seeds differ by 1.5 on test, as much as their mean (113.0) lies below the
-# paper's number, so three seeds cannot tell that gap from the draw of the initial weights. What they do
-# show is that the recipe of section 2 reproduces the paper's result: uniform initialisation in $[-0.1, 0.1]$, the summed loss (6) at a
-# learning rate of 1, clipping at 5 and halving the rate after every epoch once four have passed.
+# Every seed ends below the paper on both sets: on test 112.2 to 113.7 against 114.5, on validation 116.8 to 118.5
+# against 120.7. The seeds differ by 1.5 on test, as much as their mean (113.0) lies below the paper's number, so
+# three seeds cannot tell that gap from the draw of the initial weights. What they do show is that the recipe of
+# section 2 reproduces the paper's result: uniform initialisation in $[-0.1, 0.1]$, the summed loss (6) at a learning
+# rate of 1, clipping at 5 and halving the rate after every epoch once four have passed.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import statistics

@@ -110,23 +110,23 @@ assert all(r > 30 and is_max > 0.75 for r, is_max in ratios["Attentive, combined
 assert all(0.65 < e["source_attention"]["weight"] < 0.95 for e in combined.extras), combined.extras
 
 # %% [markdown]
-# Reach is not what limits the LSTM. It recalls between a third and two thirds of the critical values, seed
-# by seed, far above chance (the dashed line), and about as well at $d = 60$ as at $d = 5$: a state that holds
-# the pair at all holds it for sixty steps. The single score, whose memory does hold the source, does no
-# better: its best seed is a little above the LSTM's best, and one seed never leaves chance in 15 epochs. The combined score is
-# another matter: it recalls almost every value, at every distance.
+# Reach is not what limits the LSTM. It recalls between a third and two thirds of the critical values, seed by seed,
+# far above chance (the dashed line), and about as well at $d = 60$ as at $d = 5$: a state that holds the pair at all
+# holds it for sixty steps. The single score, whose memory does hold the source, does no better: its best seed is a
+# little above the LSTM's best, and one seed never leaves chance in 15 epochs. The combined score is another matter:
+# it recalls almost every value, at every distance.
 #
 # The table checks the curves and says why the scores differ. At roughly matched positions, the critical
 # token 40 to 79 words into its line, where every $d$ occurs (a larger $d$ still sits a few words later on
 # average), accuracy is as flat in $d$ as over the whole line, so the flat curves are not a position effect
 # in disguise.
 #
-# The single score leans toward the output read at the source, two to five times the uniform weight (the
-# weight every earlier output would get if attention were spread evenly), yet that output is the largest
-# weight of its row in about 1% of the lines or fewer: it rates each output on its own, without knowing which
-# key the current word asks for. The combined score puts more than thirty times the uniform weight on the source, and it is the largest weight in four lines of five or more. Because the combined score also
-# reads the current output (Eq. 10 in section 2), the head can compare the question with each stored output
-# and pick the one that answers it: a lookup.
+# The single score leans toward the output read at the source, two to five times the uniform weight (the weight every
+# earlier output would get if attention were spread evenly), yet that output is the largest weight of its row in about
+# 1% of the lines or fewer: it rates each output on its own, without knowing which key the current word asks for. The
+# combined score puts more than thirty times the uniform weight on the source, and it is the largest weight in four
+# lines of five or more. Because the combined score also reads the current output (Eq. 10 in section 2), the head can
+# compare the question with each stored output and pick the one that answers it: a lookup.
 
 # %% [markdown]
 # ## 2. The model, equation by equation
@@ -152,12 +152,12 @@ assert all(0.65 < e["source_attention"]["weight"] < 0.95 for e in combined.extra
 # word by the step that predicts it, and call the tied output matrix $E$. The weights depend on the step too,
 # so below we write $a_{t,i}$ for the weight of $h_i$ at step $t$ (the paper drops the $t$).
 #
-# With $n$ the LSTM's width (`hidden` in
-# the code) and $n_a$ the head's attention width (`attn`), the head's parameters are $W_s, W_q \in
-# \mathbb{R}^{n_a \times n}$ ($W_q$ for the combined score only), $v_s \in \mathbb{R}^{n_a}$, $W_c \in
-# \mathbb{R}^{n \times 2n}$ and $b_c \in \mathbb{R}^{n}$; the LSTM and $E$ are the network it sits on. $h_t$ enters the buffer only *after* it has been used, so the model never attends to
-# its current output (it has it already, in the first half of $[h_t; c_t]$). Written as a loop over the steps
-# of one sentence, each line is one equation:
+# With $n$ the LSTM's width (`hidden` in the code) and $n_a$ the head's attention width (`attn`), the head's
+# parameters are $W_s, W_q \in \mathbb{R}^{n_a \times n}$ ($W_q$ for the combined score only), $v_s \in
+# \mathbb{R}^{n_a}$, $W_c \in \mathbb{R}^{n \times 2n}$ and $b_c \in \mathbb{R}^{n}$; the LSTM and $E$ are the network
+# it sits on. $h_t$ enters the buffer only *after* it has been used, so the model never attends to its current output
+# (it has it already, in the first half of $[h_t; c_t]$). Written as a loop over the steps of one sentence, each line
+# is one equation:
 
 # %%
 def attentive_head_loop(head, h):
@@ -251,14 +251,14 @@ plt.show()
 # %% [markdown]
 # ## 3. Watch it train
 #
-# Section 4.1 of the paper trains on PTB one sentence per row: the LSTM state and the memory start from zero
-# in every sentence, training sentences are cut at 35 words, batches hold 32 sentences. SGD starts at a
-# learning rate of 1 and halves it for every epoch after the 12th, until validation has not improved for 10
-# epochs. Weights start uniform in $[-0.05, 0.05]$, dropout is 50%, gradients "normalized by mini-batch
-# size" are clipped at norm 5, and embeddings are tied. The loss is summed over each sentence and averaged
-# over the batch: the paper's clipping phrase hints at it, the official code does it, and the paper itself
-# says only "average negative log probability". The presets `salton2017-ptb-single`, `-combined` and `-lstm` (the same network without the head) hold these
-# settings; the reduced size shrinks them to minutes:
+# Section 4.1 of the paper trains on PTB one sentence per row: the LSTM state and the memory start from zero in every
+# sentence, training sentences are cut at 35 words, batches hold 32 sentences. SGD starts at a learning rate of 1 and
+# halves it for every epoch after the 12th, until validation has not improved for 10 epochs. Weights start uniform in
+# $[-0.05, 0.05]$, dropout is 50%, gradients "normalized by mini-batch size" are clipped at norm 5, and embeddings are
+# tied. The loss is summed over each sentence and averaged over the batch: the paper's clipping phrase hints at it,
+# the official code does it, and the paper itself says only "average negative log probability". The presets
+# `salton2017-ptb-single`, `-combined` and `-lstm` (the same network without the head) hold these settings; the
+# reduced size shrinks them to minutes:
 
 # %%
 for which in ("full", "reduced"):
@@ -377,8 +377,8 @@ assert late["single, head at 0.1x"] < 1.3 * late["LSTM"], late  # "follows the L
 # *unigram stage*. Almost none of the head's
 # outputs sit near $\pm 1$, so this is not a $\tanh$ stuck there.
 #
-# One hypothesis, not tested here: the merge layer's $W_c$ and $b_c$ act at every position of every sentence, and the loss is
-# summed over the sentence, so at a learning rate of 1 their steps toward "the frequent words everywhere" are
+# One hypothesis, not tested here: the merge layer's $W_c$ and $b_c$ act at every position of every sentence, and the
+# loss is summed over the sentence, so at a learning rate of 1 their steps toward "the frequent words everywhere" are
 # large.
 #
 # With the head at a tenth of the rate the batch perplexity follows the LSTM's, half that of the one-rate
@@ -471,10 +471,10 @@ attention_explorer({"single": run.model}, ptb.vocab,
                    test_sentences + ["the company said it expects to report a loss for the third quarter"])
 
 # %% [markdown]
-# The whole test set tells more than one sentence. We measure how spread out each step's weights are with the
-# entropy of the step's weights $a_t = (a_{t,1}, \dots, a_{t,k_t})$ divided by that of uniform weights over the
-# same slots, $H(a_t) / \log k_t$ with $k_t$ the number of stored outputs: 1 when the weight is spread evenly, 0 when one output takes it all
-# (steps with fewer than two stored outputs are skipped). We also average the weight given to the output
+# The whole test set tells more than one sentence. We measure how spread out each step's weights are with the entropy
+# of the step's weights $a_t = (a_{t,1}, \dots, a_{t,k_t})$ divided by that of uniform weights over the same slots,
+# $H(a_t) / \log k_t$ with $k_t$ the number of stored outputs: 1 when the weight is spread evenly, 0 when one output
+# takes it all (steps with fewer than two stored outputs are skipped). We also average the weight given to the output
 # $d$ steps back, beside what uniform attention would give.
 
 # %%

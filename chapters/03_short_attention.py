@@ -86,14 +86,13 @@ set_seed(seed)
 #
 # $$ h^*_t = \tanh(W^r r_t + W^x h_t) \quad (4), \qquad y_t = \mathrm{softmax}(W^* h^*_t + b) \quad (5). $$
 #
-# **Key-value attention** (Eq. 6-10) gives the LSTM twice the output size and splits it,
-# $h_t = [k_t; v_t]$ (6). Keys meet keys in the scores, $M_t = \tanh(W^Y [k_{t-L}\cdots k_{t-1}] + (W^h k_t)\mathbf{1}^\top)$
-# (7-8), the values are what is read, $r_t = [v_{t-L}\cdots v_{t-1}]\,\alpha_t^\top$ (9), and
-# $h^*_t = \tanh(W^r r_t + W^x v_t)$ (10). The value still does two jobs. **Key-value-predict attention**
-# splits once more, $h_t = [k_t; v_t; p_t] \in \mathbb{R}^{3k}$ (11), and only the predict part enters
-# the output, $h^*_t = \tanh(W^r r_t + W^x p_t)$ (12). Now every part has one job. The figure draws the
-# key-value-predict head with the shape of each tensor ($K_t$ in the figure is the window's keys
-# $[k_{t-L}\cdots k_{t-1}]$).
+# **Key-value attention** (Eq. 6-10) gives the LSTM twice the output size and splits it, $h_t = [k_t; v_t]$ (6). Keys
+# meet keys in the scores, $M_t = \tanh(W^Y [k_{t-L}\cdots k_{t-1}] + (W^h k_t)\mathbf{1}^\top)$ (7-8), the values are
+# what is read, $r_t = [v_{t-L}\cdots v_{t-1}]\,\alpha_t^\top$ (9), and $h^*_t = \tanh(W^r r_t + W^x v_t)$ (10). The
+# value still does two jobs. **Key-value-predict attention** splits once more, $h_t = [k_t; v_t; p_t] \in
+# \mathbb{R}^{3k}$ (11), and only the predict part enters the output, $h^*_t = \tanh(W^r r_t + W^x p_t)$ (12). Now
+# every part has one job. The figure draws the key-value-predict head with the shape of each tensor ($K_t$ in the
+# figure is the window's keys $[k_{t-L}\cdots k_{t-1}]$).
 
 # %%
 window_head_diagram(window=3)
@@ -167,10 +166,10 @@ for t in range(6):
 # %% [markdown]
 # ### A window that survives the cut (the document protocol)
 #
-# Under the document protocol (chapter 00, section 3) each article is read as one stream. The paper trains with truncated backpropagation through time, 20 steps at a time, inside each article,
-# and the LSTM state flows from one segment to the next. The book carries the window too (the paper does not
-# say what it does at a segment boundary); otherwise the first words of every segment would see a shorter
-# history.
+# Under the document protocol (chapter 00, section 3) each article is read as one stream. The paper trains with
+# truncated backpropagation through time, 20 steps at a time, inside each article, and the LSTM state flows from one
+# segment to the next. The book carries the window too (the paper does not say what it does at a segment boundary);
+# otherwise the first words of every segment would see a shorter history.
 #
 # The book's `WindowAttentionHead` (`mlm/models/short_attention.py`) computes what
 # `window_attention_all_steps` does, but starts from the **carried memory**, the previous segment's last $L$
@@ -265,12 +264,12 @@ for split in ("train", "valid", "test"):
 print(f"vocabulary: {len(wt2.vocab):,} types")
 
 # %% [markdown]
-# **The reduced run** trains the key-value-predict model in a few minutes on a CPU, with the longest window
-# of Figure 2a, $L = 15$, so that we can cut it shorter below. Every article is cut to its first 100 tokens
-# (equal lengths keep every row of a batch filled), the vocabulary to the 5k most frequent words, every
-# width to a third of the paper's. It makes five passes over the 60k training tokens in batches of 8, for
-# many updates out of little text, with Adam at twice the paper's rate, for more progress per update. Segments of 20 tokens still carry
-# the state and the window, and the window still resets at every article. The cell prints what the run is:
+# **The reduced run** trains the key-value-predict model in a few minutes on a CPU, with the longest window of Figure
+# 2a, $L = 15$, so that we can cut it shorter below. Every article is cut to its first 100 tokens (equal lengths keep
+# every row of a batch filled), the vocabulary to the 5k most frequent words, every width to a third of the paper's.
+# It makes five passes over the 60k training tokens in batches of 8, for many updates out of little text, with Adam at
+# twice the paper's rate, for more progress per update. Segments of 20 tokens still carry the state and the window,
+# and the window still resets at every article. The cell prints what the run is:
 
 # %%
 cfg = mlm.get_preset("daniluk2017-wt2-kvp-L15", size, overrides=common)
@@ -429,13 +428,13 @@ plt.show()
 # a typical step has a normalised entropy above 0.9, and its largest weight is a few times the uniform
 # share of $1/L$. A single slot takes half the weight in about one step in thirty (3.3%).
 #
-# What structure there is belongs to the outputs, not to their distance: which output sits in a slot explains
-# about three quarters of the variance of the log-weights (a grouping of the same sizes explains a small
-# share by chance, printed above), its position none, so the mean by position is nearly flat. (The paper's model, by contrast, mainly used the five most recent outputs: its section 2.4
-# and Figure 3b.) The head has learned a fixed preference for some outputs (those computed at full stops
-# and at "a" and "an"), kept for their whole time in the window. The remaining quarter holds each step's
-# normalisation and any lookup directed by the current step; the recall task of section 4 tests for such a
-# lookup directly.
+# What structure there is belongs to the outputs, not to their distance: which output sits in a slot explains about
+# three quarters of the variance of the log-weights (a grouping of the same sizes explains a small share by chance,
+# printed above), its position none, so the mean by position is nearly flat. (The paper's model, by contrast, mainly
+# used the five most recent outputs: its section 2.4 and Figure 3b.) The head has learned a fixed preference for some
+# outputs (those computed at full stops and at "a" and "an"), kept for their whole time in the window. The remaining
+# quarter holds each step's normalisation and any lookup directed by the current step; the recall task of section 4
+# tests for such a lookup directly.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above describe these numbers; the assertions keep them true when the chapter is re-executed.
@@ -666,12 +665,12 @@ plt.show()
 show_pending(pending);
 
 # %% [markdown]
-# The table puts the paper's perplexities beside ours, but on different scales: the paper's are on its own
-# corpus (22.5M words, a 77k vocabulary) at 47M parameters, ours on PTB at 2.70M. What compares is the
-# **relative change** against each side's own LSTM, the percentage in each row. Window attention and the
-# key-value split gain nothing measurable, against the paper's 3.5% and 7.3% (their intervals hold zero
-# and exclude the paper's change but reach just past the grey $\pm 1\%$ band of *no difference*, window
-# attention's to +1.01% and key-value's to -1.2%, hence *smaller than reported*; chapter 00, section 6). Key-value-predict and the 4-gram RNN gain in every seed, about a
+# The table puts the paper's perplexities beside ours, but on different scales: the paper's are on its own corpus
+# (22.5M words, a 77k vocabulary) at 47M parameters, ours on PTB at 2.70M. What compares is the **relative change**
+# against each side's own LSTM, the percentage in each row. Window attention and the key-value split gain nothing
+# measurable, against the paper's 3.5% and 7.3% (their intervals hold zero and exclude the paper's change but reach
+# just past the grey $\pm 1\%$ band of *no difference*, window attention's to +1.01% and key-value's to -1.2%, hence
+# *smaller than reported*; chapter 00, section 6). Key-value-predict and the 4-gram RNN gain in every seed, about a
 # fifth of the paper's 11%.
 #
 # Under the book's recipe on PTB, the paper's main finding reappears: the 4-gram RNN, which attends to
@@ -776,10 +775,10 @@ for row, numbers, mean, (low, high), apart in ((one, [-0.3, -1.6, 1.0], 115.0, (
 # > seeds a side cannot settle whether a window of one or fifteen outputs changes the perplexity by less
 # > than 1%.
 #
-# > On the recall task the heads train on 20-step segments and the LSTM on whole lines, so their gap is not
-# > the heads' alone. The reduced run is one seed of five short epochs, the recall runs one small size, and
-# > no full-size run exists: longer training may sharpen the attention and teach the lookup. The window at an article's start, dropout and the stopping rule are the
-# > book's choices; the paper leaves them open.
+# > On the recall task the heads train on 20-step segments and the LSTM on whole lines, so their gap is not the heads'
+# > alone. The reduced run is one seed of five short epochs, the recall runs one small size, and no full-size run
+# > exists: longer training may sharpen the attention and teach the lookup. The window at an article's start, dropout
+# > and the stopping rule are the book's choices; the paper leaves them open.
 #
 # **Exercise 03** ([`exercises/ex03_short_attention.py`](../exercises/ex03_short_attention.py)) asks you to
 # implement the output split, the carried window, the window mask and the attention itself;

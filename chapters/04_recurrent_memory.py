@@ -403,13 +403,12 @@ assert whole["RMR(-tM-g)"][0]["test_ppl"] > 1.1 * whole["RM(+tM-g)"][0]["test_pp
 # below uniform. The reduced RM has learned the peak, and to look less than uniformly at old words, but not
 # yet a steady decay.
 #
-# The stored RMR contradicts the paper's finding that RMR concentrates *more* on the current word than RM
-# (the paper: "the RM average attention mass is less concentrated to the right"): after two epochs its
-# attention is nearly uniform except on the current word (0.13, twice uniform, against RM's 0.48), and its
-# test perplexity, 172.3 against RM's 140.1 and the 1-layer LSTM's 145.8 after the same two epochs, is far
-# behind; its top LSTM may not yet have learned to use the block. These are one seed each, after a short schedule, not the paper's fifteen epochs: a direction, not a
-# verdict. Nor does a
-# peaked attention show that the block adds anything the LSTM state does not already carry.
+# The stored RMR contradicts the paper's finding that RMR concentrates *more* on the current word than RM (the paper:
+# "the RM average attention mass is less concentrated to the right"): after two epochs its attention is nearly uniform
+# except on the current word (0.13, twice uniform, against RM's 0.48), and its test perplexity, 172.3 against RM's
+# 140.1 and the 1-layer LSTM's 145.8 after the same two epochs, is far behind; its top LSTM may not yet have learned
+# to use the block. These are one seed each, after a short schedule, not the paper's fifteen epochs: a direction, not
+# a verdict. Nor does a peaked attention show that the block adds anything the LSTM state does not already carry.
 #
 # **Attention of 100 sampled words (Figure 4).** Each column is one randomly drawn test prediction, each row
 # a memory position, the current word at the bottom as in the paper. A weight lies between 0 and 1, so the
@@ -470,11 +469,11 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 # almost certainly. The paper found separable-verb particles in German and fixed expressions in German and
 # Italian, on corpora of 22M to 29M tokens.
 #
-# **Explore.** The reduced RM trained above: type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each row is a predicted
-# word, each column an input in memory (the current word on the diagonal and at most 14 words before it;
-# grey cells are outside the memory). Each cell shows its weight against the uniform $1/k$ over the row's $k$
-# words in memory, on a log scale: white is uniform, red more than its share, blue less. The table lists the
-# most attended word and the top five predictions. (On a static page only the first example is drawn.)
+# **Explore.** The reduced RM trained above: type a sentence (PTB style: lower case, numbers as `N`) or pick one. Each
+# row is a predicted word, each column an input in memory (the current word on the diagonal and at most 14 words
+# before it; grey cells are outside the memory). Each cell shows its weight against the uniform $1/k$ over the row's
+# $k$ words in memory, on a log scale: white is uniform, red more than its share, blue less. The table lists the most
+# attended word and the top five predictions. (On a static page only the first example is drawn.)
 
 # %%
 from mlm.widgets import memory_explorer
@@ -502,11 +501,11 @@ show_pending(pending);
 # (section 4.3); the others come from Table 2, on 26M words of English news with a 77k-word vocabulary, whose
 # level is not comparable with PTB's: only their relative change is.
 #
-# The rows whose question is *the book's* keep the same schedule but fix the **budget** (chapter 06 compares
-# every family this way): every model at the 1-layer LSTM's 2.70M parameters, its width chosen to fit. There the tables take the parameters the LSTM would otherwise get.
-# The table below reads the stored runs of both comparisons: the width of each model, the weights in its
-# LSTM layers, its parameters, the training perplexity of its last epoch (lowest and highest seed), the
-# epochs at which validation was best, and the test perplexity there.
+# The rows whose question is *the book's* keep the same schedule but fix the **budget** (chapter 06 compares every
+# family this way): every model at the 1-layer LSTM's 2.70M parameters, its width chosen to fit. There the tables take
+# the parameters the LSTM would otherwise get. The table below reads the stored runs of both comparisons: the width of
+# each model, the weights in its LSTM layers, its parameters, the training perplexity of its last epoch (lowest and
+# highest seed), the epochs at which validation was best, and the test perplexity there.
 
 # %%
 def describe(runs: dict) -> None:

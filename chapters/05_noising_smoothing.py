@@ -72,10 +72,10 @@ stored_seeds = lambda family: [read_metrics(p) for p in sorted((STORED / family)
 # head that overfits less look better than it is. Kong et al. name memory-augmented models as future work
 # (their section 5.4).
 #
-# Chapter 06 trains every family of chapters 01-04 under one recipe on PTB (2.70M parameters, SGD on single
-# sentences from a zero state, no dropout). The figure reads four of those stored runs: each fits its training text better and better (dashed)
-# while its validation perplexity (solid) stops improving by epoch 10, and the gap between the two is what a
-# regularizer narrows. For three of the four, validation then rises by more than a point, as the lines under
+# Chapter 06 trains every family of chapters 01-04 under one recipe on PTB (2.70M parameters, SGD on single sentences
+# from a zero state, no dropout). The figure reads four of those stored runs: each fits its training text better and
+# better (dashed) while its validation perplexity (solid) stops improving by epoch 10, and the gap between the two is
+# what a regularizer narrows. For three of the four, validation then rises by more than a point, as the lines under
 # the figure count. Section 5 below tries smoothing on the tied LSTM of the same recipe.
 
 # %%
@@ -500,11 +500,11 @@ if size == "reduced":  # the paragraph below
     assert all(h["train_ppl"] > h["valid_ppl"] for h in run.history), "training no longer stays above validation"
 
 # %% [markdown]
-# The model beats the bigram counted on its tokens, so it has learned something a count table does not hold.
-# Its training perplexity, measured on noised and dropped-out inputs, stays above the validation perplexity,
-# measured with the mean. Validation still falls at the last epochs, once a stall has halved the learning
-# rate: at this size the model has not reached the overfitting that the regularizer is there to prevent. Some text from it, at temperature 0.8, with `<unk>` left
-# out of the draws (it stands for a fifth of the reduced corpus):
+# The model beats the bigram counted on its tokens, so it has learned something a count table does not hold. Its
+# training perplexity, measured on noised and dropped-out inputs, stays above the validation perplexity, measured with
+# the mean. Validation still falls at the last epochs, once a stall has halved the learning rate: at this size the
+# model has not reached the overfitting that the regularizer is there to prevent. Some text from it, at temperature
+# 0.8, with `<unk>` left out of the draws (it stands for a fifth of the reduced corpus):
 
 # %%
 print(sample_text(run.model, corpus.vocab, prompt="the company said", length=40, temperature=0.8, seed=seed,
@@ -639,12 +639,12 @@ ax.set_title("The matched recipe on PTB (stored runs; dot: each seed's best epoc
 plt.show()
 
 # %% [markdown]
-# > **Where this falls short.** The matched-recipe verdict is against a control without dropout, with the
-# > smoothed model's KL term off, so on its own it does not test the paper's claims against a regularized LSTM; the rows of Kong et al.'s protocol that
-# > will test them wait for their runs. Variational against data noising (Table 2, 2 x 512 test: 70.6 against
-# > 70.7 with Kneser-Ney, 71.2 against 73.3 with linear interpolation) is a claim no row pairs, though the
-# > pending runs will hold both models: the Kneser-Ney gap, 0.1%, is a tenth of what three seeds resolve. The L2 coefficient is our derivation, since the printed Eq. 3
-# > contradicts Eq. 2.
+# > **Where this falls short.** The matched-recipe verdict is against a control without dropout, with the smoothed
+# > model's KL term off, so on its own it does not test the paper's claims against a regularized LSTM; the rows of
+# > Kong et al.'s protocol that will test them wait for their runs. Variational against data noising (Table 2, 2 x 512
+# > test: 70.6 against 70.7 with Kneser-Ney, 71.2 against 73.3 with linear interpolation) is a claim no row pairs,
+# > though the pending runs will hold both models: the Kneser-Ney gap, 0.1%, is a tenth of what three seeds resolve.
+# > The L2 coefficient is our derivation, since the printed Eq. 3 contradicts Eq. 2.
 #
 # > The paper leaves the number of epochs, the learning-rate schedule, the BPTT length, clipping and
 # > initialisation unstated (ours are in `mlm/presets/kong2019.py`), and our recurrent dropout is a mask on the
@@ -652,9 +652,9 @@ plt.show()
 # > LSTM can still run as one fused library call. Mean against mode, and what a test-time draw should replace,
 # > rest on one reduced seed here.
 #
-# **Exercise 05** ([`exercises/ex05_noising_proposals.py`](../exercises/ex05_noising_proposals.py)): the
-# noising proposals (absolute discounting's $\gamma$, Kneser-Ney's continuation distribution) and Kong et al.'s posterior mean, per-sequence
-# draws and data-dependent L2, checked with `python -m exercises.grader 05`.
+# **Exercise 05** ([`exercises/ex05_noising_proposals.py`](../exercises/ex05_noising_proposals.py)): the noising
+# proposals (absolute discounting's $\gamma$, Kneser-Ney's continuation distribution) and Kong et al.'s posterior
+# mean, per-sequence draws and data-dependent L2, checked with `python -m exercises.grader 05`.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 _ = record("05_noising_smoothing", {

@@ -348,8 +348,8 @@ for kind, again in rerun.items():
           f"{abs(again['test_ppl'] - on_cpu['test_ppl']) / statistics.stdev(test['lstm']):.1f} times that sd)")
 
 # %% [markdown]
-# **What the table says.** Every run reached its best validation perplexity by epoch 11 of 15 and ran its schedule out, so these are finished
-# runs of this recipe. Four things matter for reading them:
+# **What the table says.** Every run reached its best validation perplexity by epoch 11 of 15 and ran its schedule
+# out, so these are finished runs of this recipe. Four things matter for reading them:
 #
 # * **Width follows the budget.** The tied LSTM is 228 wide against 128; the heads that split their output
 #   (key-value 214, key-value-predict and the 4-gram RNN 279) are wider than the window head (123) and the
@@ -470,10 +470,10 @@ for label, seeds in curves.items():
 # of every head that attends or reads a memory rises more, by 47% to 82% (the Attentive models).
 #
 # These heads lose more than the plain models when only two words remain, yet with the whole sentence only
-# key-value-predict (with any of its three windows) and Salton's two scores with the head at a tenth of the
-# learning rate end clearly below the LSTM (the 4-gram RNN, which attends to nothing, does too). So a head changes *how* a model uses the
-# sentence more than *how far back* it reads: measured this way, within a sentence, every family's span is the
-# LSTM's.
+# key-value-predict (with any of its three windows) and Salton's two scores with the head at a tenth of the learning
+# rate end clearly below the LSTM (the 4-gram RNN, which attends to nothing, does too). So a head changes *how* a
+# model uses the sentence more than *how far back* it reads: measured this way, within a sentence, every family's span
+# is the LSTM's.
 #
 # Smoothing, which adds no head, bends the tied LSTM's curve the way a head does (53-61% at 2 words against
 # 44-45%): with each input word sometimes replaced by noise, no single input can be trusted alone.
@@ -551,11 +551,10 @@ show_claims(list(decided.values()))
 #   learning rate is still under-trained (chapter 02), and the memory's tables leave RM and RMR an LSTM half as
 #   wide as the control's (chapter 04). Tran's own comparison, at equal width, is chapter 04's evidence; two
 #   further rows retrain Salton's heads at a tenth of the learning rate.
-# * **With the head at a tenth of the learning rate, Salton's scores gain about 3%**: the single score 3.1%
-#   (interval 1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *supported*. The paper's 15% is no
-#   controlled effect size, so only its direction is compared: it sets the model beside another paper's LSTM,
-#   trained on another protocol (chapter 02). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to
-#   118.6).
+# * **With the head at a tenth of the learning rate, Salton's scores gain about 3%**: the single score 3.1% (interval
+#   1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *supported*. The paper's 15% is no controlled effect size,
+#   so only its direction is compared: it sets the model beside another paper's LSTM, trained on another protocol
+#   (chapter 02). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to 118.6).
 # * **Whether a window of one or fifteen outputs does as well as five, three seeds cannot settle.** Retrained
 #   with $L = 1$, key-value-predict scores 0.3% below the model with $L = 5$ (interval $-1.6\%$ to $+1.0\%$;
 #   the paper, on Wikipedia: +0.4%); with $L = 15$, 0.6% above it ($-1.1\%$ to $+2.2\%$; the paper: 0.0%).
