@@ -255,7 +255,9 @@ plt.show()
 # sentence, training sentences are cut at 35 words, batches hold 32 sentences. SGD starts at a learning rate of 1 and
 # halves it for every epoch after the 12th, until validation has not improved for 10 epochs. Weights start uniform in
 # $[-0.05, 0.05]$, dropout is 50%, gradients "normalized by mini-batch size" are clipped at norm 5, and embeddings are
-# tied. The loss is summed over each sentence and averaged over the batch: the paper's clipping phrase hints at it,
+# tied.
+#
+# The loss is summed over each sentence and averaged over the batch: the paper's clipping phrase hints at it,
 # the official code does it, and the paper itself says only "average negative log probability". The presets
 # `salton2017-ptb-single`, `-combined` and `-lstm` (the same network without the head) hold these settings; the
 # reduced size shrinks them to minutes:

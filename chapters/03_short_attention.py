@@ -726,8 +726,9 @@ assert len(own_rows) == 4 and "no run of kv-L10 can test the claim" in own_rows[
 # its matched key-value-predict model (279 units, the recipe above) with $L = 1$ and $L = 15$ and compares
 # each with the $L = 5$ model. The window adds no parameters, so the models differ in $L$ alone. These rows
 # put the paper's question under the book's recipe, on PTB sentences: a window never reaches past the start
-# of its sentence, so fifteen slots fill only in a sentence's later words. Both reported changes are under 1%,
-# claims of *no difference*. For $L = 1$ the rule reads it as "the shorter window does no worse": an interval
+# of its sentence, so fifteen slots fill only in a sentence's later words.
+#
+# Both reported changes are under 1%, claims of *no difference*. For $L = 1$ the rule reads it as "the shorter window does no worse": an interval
 # inside the $\pm 1\%$ band or below zero is *supported*, one above zero *contradicted*. For $L = 15$ the
 # paper's point is that the longer window does not *help*, so the roles turn: an interval inside the band or
 # above zero supports it, one below zero is *contradicted (a gain)* (chapter 00, section 6).

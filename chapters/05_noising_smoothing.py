@@ -170,12 +170,13 @@ for w in range(len(toy_vocab)):
 # In expectation over the noise, the counts a bigram model trained on noised data sees (its *pseudo-counts*)
 # correspond to those of the matching smoothed model: exactly those of linear interpolation, and for the
 # discounted rows the same backed-off mass as absolute discounting, though the discount grows with the count
-# instead of staying constant. The context $i$ is forgotten with probability $\gamma_i$. A
-# forgotten context says nothing about the next word, so at those positions the best prediction is the
-# distribution of the targets that follow them: the unigram $U$ when only inputs are noised (exactly so when
-# $\gamma_i$ is one constant), the continuation $K$ for
-# Kneser-Ney, which redraws the target from $K$. Replacing only "san" would leave "francisco" as the target of
-# a random context, hence the second draw. Here is Table 1 one position at a time:
+# instead of staying constant.
+#
+# The context $i$ is forgotten with probability $\gamma_i$. A forgotten context says nothing about the next
+# word, so at those positions the best prediction is the distribution of the targets that follow them: the
+# unigram $U$ when only inputs are noised (exactly so when $\gamma_i$ is one constant), the continuation $K$
+# for Kneser-Ney, which redraws the target from $K$. Replacing only "san" would leave "francisco" as the
+# target of a random context, hence the second draw. Here is Table 1 one position at a time:
 
 # %%
 def noise_reference(inputs, targets, gamma, cdf, noise_targets):

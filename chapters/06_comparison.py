@@ -514,9 +514,11 @@ assert [percent([cost(c, 5) for c in windows[L]]) for L in (1, 5, 15)] == ["12-1
 # Each row asks one paper's question of the stored runs, decided by the book's rule (chapter 00, section 6): the
 # 95% interval of the relative change, read against zero and the paper's own change. The question column says
 # which comparison the runs make; where it is the book's (one recipe, 2.70M parameters), it also says where the
-# paper compared differently. In the figure, each bar is our interval and each diamond the paper's reported
-# change (none for Salton et al.'s rows, whose pair is no controlled comparison: only their direction is
-# read); the grey band is ±1%. Left of zero the family beats its control. The verdicts used below: an interval
+# paper compared differently.
+#
+# In the figure, each bar is our interval and each diamond the paper's reported change (none for Salton et
+# al.'s rows, whose pair is no controlled comparison: only their direction is read); the grey band is ±1%.
+# Left of zero the family beats its control. The verdicts used below: an interval
 # below zero that reaches the paper's change is *supported*, one below zero that stops short of it *a gain,
 # smaller than reported*; one that holds zero but excludes the paper's change *smaller than reported*; one
 # above zero *contradicted (a loss)*; one that holds both zero and the paper's change *not settled*.
