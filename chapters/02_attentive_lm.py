@@ -636,11 +636,8 @@ assert all(abs(statistics.fmean(final_train[k]) - statistics.fmean(final_train["
 assert len(curves["LSTM"]) == 5 and 55.5 < min(final_train["LSTM"]) and max(final_train["LSTM"]) < 58  # "56 to 58"
 params = {run: stored[run].results[0]["parameters"] for _, run in families}
 assert [round(params[r] / 1e6, 2) for r in ("lstm", "attentive-single", "attentive-combined")] == [2.70, 2.75, 2.77]
-lstm_on = stored["lstm"].by_machine("test_ppl")
-assert all(list(stored[dict(families)[k]].by_machine()) == ["EPYC"] for k in slow), "the heads' kind of CPU"
-assert [len(v) for v in lstm_on.values()] == [3, 2], lstm_on
-assert abs(statistics.fmean(lstm_on["EPYC"]) - statistics.fmean(lstm_on["Xeon"])) < 0.2, lstm_on  # "score as"
-assert all(max(r["test_ppl"] for r in stored[dict(families)[k]].results) < min(lstm_on["EPYC"]) for k in slow)
+lstm_test = [r["test_ppl"] for r in stored["lstm"].results]
+assert all(max(r["test_ppl"] for r in stored[dict(families)[k]].results) < min(lstm_test) for k in slow)  # "every seed"
 steps = [curves[k][1][3]["valid_ppl"] / curves[k][1][2]["valid_ppl"] for k in slow]  # seed 1, epoch 4
 assert all(1.1 < step < 1.2 for step in steps), steps  # "by an eighth to a sixth"
 from mlm.claims import SUPPORTED, relative_change

@@ -71,7 +71,7 @@ from mlm.utils import machine_kind as machine
 # words while $d \le 15$. Beyond its reach a head sees the source only if the LSTM under it carries the pair.
 #
 # RM(+tM-g) and RMR(+tM-g) are chapter 04's two models: +tM or -tM says whether the memory's keys carry
-# positions (a temporal matrix), and g names the gating composition (l would be the linear one). Part 2 uses
+# positions (a temporal matrix), and g names the gating composition (-l would be the sum). Part 2 uses
 # RMR(-tM-g), without positions, Tran's best RMR on news.
 #
 # ```bash
@@ -256,10 +256,9 @@ assert min(probe_accuracy["LSTM with a 64-wide embedding"]) > 0.45
 #   epoch with the best validation;
 # * **budget**: the parameter count of Tran's 1-layer LSTM at $d = 128$ (here $d$ is the LSTM's width, as in
 #   Tran et al., not part 1's distance), 2.70M. Each family gets the width that brings it within 10% of that
-#   count. The window head gets a narrower LSTM (123 units) and the Attentive heads keep 128; the heads whose
-#   softmax reads one part of a split output (key-value 214, key-value-predict and the 4-gram RNN 279) and the
-#   tied LSTM (it saves the output matrix) get wider ones; Tran's Memory Block, which keeps two tables the size
-#   of the vocabulary, leaves RM and RMR an LSTM of 66 and 65 units.
+#   count: some heads get a narrower LSTM, others (and the tied LSTM, which saves the output matrix) a wider
+#   one, as section 5 lists; Tran's Memory Block, which keeps two tables the size of the vocabulary, leaves RM
+#   and RMR an LSTM of 66 and 65 units.
 #
 # Chapter 05's variational smoothing (VS-KN: each word's embedding drawn, while training, from a mixture that
 # keeps its own vector or, with a probability set by γ = 0.2 and Kneser-Ney counts, takes another word's; the
@@ -361,11 +360,11 @@ for kind, again in rerun.items():
 #   0.2 (printed under the table): read only larger differences. Key-value, key-value-predict and the 4-gram
 #   RNN run faster than a plain LSTM of their width because their softmax reads one part of the split
 #   output; the window head's ratio below 1 is within the bench's noise.
-# * **The machine moves a run by about 1%.** The runs come from two kinds of CPU (printed above), and the
-#   LSTM's seeds average 118.1 on one and 118.0 on the other. Yet the same command rerun for seed 0 ended 1.1%
-#   lower on the other kind of CPU and 1.2% lower on a GPU, more than twice the standard deviation of the five
-#   seeds. Where all seeds of a row ran on one kind of machine, a shift of that size is not averaged out: a
-#   verdict that rests on a change near 1%, such as the tied LSTM's +0.8% at d = 128, is fragile.
+# * **The machine moves a single run by about 1%.** The runs come from two kinds of CPU (printed above). The
+#   LSTM's seeds average 118.1 on one and 118.0 on the other, so no systematic shift shows, yet the same command
+#   rerun for seed 0 ended 1.1% lower on the other kind of CPU and 1.2% lower on a GPU, more than twice the
+#   standard deviation of the five seeds. A verdict that rests on a change near 1%, such as the tied LSTM's
+#   +0.8% at d = 128, is therefore fragile.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 original = [n for n in stored_families if n in ("lstm", "tied", "attentive-single", "attentive-combined", "window-L5",
@@ -518,10 +517,8 @@ assert [percent([cost(c, 5) for c in windows[L]]) for L in (1, 5, 15)] == ["12-1
 #
 # In the figure, each bar is our interval and each diamond the paper's reported change (none for Salton et
 # al.'s rows, whose pair is no controlled comparison: only their direction is read); the grey band is ±1%.
-# Left of zero the family beats its control. The verdicts used below: an interval
-# below zero that reaches the paper's change is *supported*, one below zero that stops short of it *a gain,
-# smaller than reported*; one that holds zero but excludes the paper's change *smaller than reported*; one
-# above zero *contradicted (a loss)*; one that holds both zero and the paper's change *not settled*.
+# Left of zero the family beats its control. Chapter 00, section 6 gives the verdict for each place an
+# interval can lie.
 
 # %%
 decided = decided_compare(results_dir)  # family -> claims row, three seeds a side
@@ -555,7 +552,7 @@ show_claims(list(decided.values()))
 #   further rows retrain Salton's heads at a tenth of the learning rate.
 # * **With the head at a tenth of the learning rate, Salton's scores gain about 3%**: the single score 3.1% (interval
 #   1.8% to 4.5%), the combined 2.9% (2.2% to 3.6%), each *supported*. The paper's 15% is no controlled effect size,
-#   so only its direction is compared: it sets the model beside another paper's LSTM, trained on another protocol
+#   so the claim is tested for its direction only: it sets the model beside another paper's LSTM, trained on another protocol
 #   (chapter 02). Every seed of either head (113.8 to 115.2) lies below every seed of the control (117.3 to 118.6).
 # * **Whether a window of one or fifteen outputs does as well as five, three seeds cannot settle.** Retrained
 #   with $L = 1$, key-value-predict scores 0.3% below the model with $L = 5$ (interval $-1.6\%$ to $+1.0\%$;

@@ -295,7 +295,7 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
             if claim.no_gain or reported_change > -MARGIN:
                 raise ValueError(f"{claim.text!r}: a paper pair that is no controlled comparison is read as a gain "
                                  "(its direction only); this one reports none")
-            notes[-1] += ", so only the direction is compared"
+            notes[-1] += ", so the claim is tested for its direction only (a gain), not its size"
             reported_change = None  # no size to set ours beside: the verdict asks for a gain
         reported = (f"paper {paper_model:.1f} vs {paper_control:.1f} ({paper_model / paper_control - 1:+.1%}"
                     + "".join(f"; {n}" for n in notes) + ")")

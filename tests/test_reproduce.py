@@ -416,7 +416,7 @@ def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
     root = Path(__file__).resolve().parents[1]
     line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
     runs, hours, kong, trained, kong_hours = map(int, re.search(
-        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) trained, (\d+) more hours\)", line).groups())
+        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) to train, (\d+) more hours\)", line).groups())
     listed = [r for r in cpu.RUNS if r.group != "cpu-kong2019-ptb"]
     assert runs == len(listed) and hours == round(sum(r.hours for r in listed)), line
     kong_runs = [r for r in cpu.kong_runs(cpu.KONG_DROPOUT_GRID[0]) if r.group == "cpu-kong2019-ptb"]
