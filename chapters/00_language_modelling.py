@@ -75,8 +75,9 @@ torch.set_printoptions(precision=4, sci_mode=False)
 # uncertain as if it were choosing uniformly among 100 words. A model that knows nothing and spreads
 # its probability evenly over $|V|$ words has perplexity exactly $|V|$; a perfect model has perplexity 1.
 #
-# Two details decide whether two perplexities can be compared at all: **which tokens are counted** (the book
-# always counts every word and every `<eos>`, never padding) and **what the model may condition on** (the
+# Three details decide whether two perplexities can be compared at all: **which tokens are counted** (the book
+# always counts every word and every `<eos>`, never padding), **which vocabulary** maps them (a smaller one
+# turns more words into `<unk>` and makes the task easier), and **what the model may condition on** (the
 # protocol, section 3, which every result names). Let us check the uniform-model claim numerically.
 
 # %%
@@ -192,7 +193,7 @@ for name, lengths in (("PTB sentences", ptb_lengths), ("WikiText-2 paragraphs", 
 # Before any neural network, two classic models give reference points. A **unigram** model ignores the
 # history entirely, $p(w_t \mid w_{<t}) = c(w_t) / N_{\text{train}}$, where $c(\cdot)$ counts occurrences in the
 # training stream and $N_{\text{train}}$ is its number of tokens. An interpolated **bigram** model looks one word
-# back and mixes in the unigram for word pairs it never saw:
+# back and always mixes in the unigram, so that word pairs it never saw still get some probability:
 # $p(w_t \mid w_{t-1}) = \lambda \, c(w_{t-1} w_t) / c(w_{t-1}) + (1 - \lambda)\, c(w_t) / N_{\text{train}}$,
 # with $\lambda$ chosen to maximise the likelihood of the validation set. Perplexity is computed exactly as for
 # the neural models, over the same tokens.
@@ -446,10 +447,10 @@ assert {c.position - c.distance - 1 for c in critical} == set(range(61))  # ever
 assert round(mean_position[2]) == 56 and round(mean_position[41]) == 65 and band[d <= 20].sum() > 1000
 
 # %% [markdown]
-# The position is the prefix plus $d$ plus one (the key), so it still grows with $d$ (the band's lower edge),
+# The position is the prefix plus $d$ plus one (the key), so it still grows with $d$ (the grey region climbs),
 # but every $d$ is asked over 61 positions. Only positions 61 to 63 hold every $d$. Positions 40 to 79, though,
 # hold many questions from each of the ranges $d$ = 2-20, 21-40 and 41-60. Comparing distance ranges inside
-# that band, as chapters 02 and 06 do, keeps most of the position effect out; the longest range still sits a
+# that position window, as chapters 02 and 06 do, keeps most of the position effect out; the longest range still sits a
 # little later (about position 65 on average, against 56 for the shortest).
 #
 # `mlm.long_range` scores a model on the critical tokens alone, by $d$, by position, and by both at once;
@@ -462,8 +463,9 @@ assert round(mean_position[2]) == 56 and round(mean_position[41]) == 65 and band
 # Each paper claims that its model beats a *control*, the same network without the paper's addition (usually
 # the LSTM). Daniluk et al. (chapter 03), for example, report that attention over the last five outputs lowers
 # the LSTM's test perplexity from 85.2 to 82.2, by 3.5%. (The papers' models, with their variants, are the
-# book's *families*.) The book trains both sides with three seeds or more and compares the **relative
-# change** of the mean test perplexity,
+# book's *families*.) The book trains both sides with three *seeds* or more, runs that differ only in the
+# random seed (the initial weights and the order of the batches), and compares the **relative change** of the
+# mean test perplexity,
 #
 # $$ r = \frac{\bar{p}_{\text{model}}}{\bar{p}_{\text{control}}} - 1, $$
 #
@@ -510,18 +512,25 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 #
 # | the 95% interval | verdict |
 # |---|---|
-# | 1. lies above 0 | **contradicted (a loss)** |
-# | 2. lies below 0, its lower end at $c$ or beyond (or the paper gave no size) | **supported** |
-# | 3. lies below 0, all of it between $c$ and 0 | **a gain, smaller than reported** |
-# | 4. holds 0 and lies inside $\pm 1\%$ | **no difference** |
+# | 1. lies inside $\pm 1\%$ | **no difference** |
+# | 2. lies above 0 | **contradicted (a loss)** |
+# | 3. lies below 0, its lower end at $c$ or beyond (or the paper gave no size) | **supported** |
+# | 4. lies below 0, all of it between $c$ and 0 | **a gain, smaller than reported** |
 # | 5. holds 0 and excludes $c$ | **smaller than reported** |
 # | 6. holds 0 and $c$ (or the paper gave no size) | **not settled** |
 #
-# Where the paper reported a change under 1% (in effect a claim that the addition costs nothing), an interval
-# below 0 or inside $\pm 1\%$ reads **supported**, one above 0 **contradicted**, and any other **not settled**.
-# Where such a claim says the model does not *help* (a longer window, chapter 03), the roles turn: an
-# interval above 0 or inside the band supports it, one below 0 is **contradicted (a gain)**. The 1% margin is the book's
-# choice of a change too small to matter for these models; 95% is the usual level.
+# The 1% margin is the book's choice of a change too small to matter for these models, so row 1 comes first:
+# an interval inside it is *no difference* even where it excludes 0. Where the paper reported a change under
+# 1% (in effect a claim that the addition costs nothing), an interval inside $\pm 1\%$ or below 0 reads
+# **supported**, one above 0 **contradicted (a loss)**, and any other **not settled**. Where such a claim says
+# the model does not *help* (a longer window, chapter 03), the roles turn: an interval inside the band or above
+# 0 supports it, one below 0 is **contradicted (a gain)**.
+#
+# Each interval is a 95% interval for its own claim, the usual level, with no adjustment for the many claims
+# the book reads; claims that share a control (most of chapter 06's share its five LSTM seeds) are not
+# independent, so one unlucky set of control seeds would move them together. A verdict gets **, not
+# converged** appended where a seed of either side had its best epoch last while its learning rate was still
+# above 1% of its start.
 #
 # A paper gives no size where its own pair is no controlled comparison. Salton et al. set their model beside
 # another paper's LSTM, trained under another protocol (chapter 02), so their 15% says nothing about how much
@@ -540,8 +549,9 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # paper's own comparison, or the book's (the same parameter count under one training recipe: the same optimiser,
 # schedule and no dropout). The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot
 # and a bar for our change and its interval, a diamond for the paper's change (none where the paper gave no size), the
-# grey band for the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; here
-# only the way to read a row matters.
+# grey band for the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three
+# rows (the tied LSTM at $d = 128$, the window retrained with $L = 1$ and 15) ask the paper's own question under
+# the recipe, at another size. Here only the way to read a row matters.
 
 # %%
 from mlm.plots import interval_plot
@@ -549,7 +559,7 @@ from mlm.table import decided_compare
 
 decided = decided_compare("../results")  # the claims with three seeds a side stored
 interval_plot(list(decided.values()), [compare.ROW_LABELS[name] for name in decided],
-              title="Each family against its control: one recipe, about 2.70M parameters")
+              title="Each claim against its control under one recipe")
 plt.show()
 
 # %% [markdown]

@@ -8,15 +8,16 @@ which has no seeds, the one-sample t interval). With ``m`` = :data:`MARGIN` (1%,
 reads as a difference) and the paper's own change ``p`` (negative where it reported a gain):
 
 * fewer than ``min_seeds`` (3) runs on a side: **not testable with one seed** / **not settled (2 seeds)**;
+* the interval lies inside ``(-m, m)``: **no difference** (a change that small does not count, whether or not
+  the interval holds 0);
 * the interval lies above 0: **contradicted (a loss)**;
 * the interval lies below 0: **supported** where it holds ``p`` or lies beyond it, **a gain, smaller than
   reported** where it lies between ``p`` and 0;
-* the interval holds 0: **no difference** where it lies inside ``(-m, m)``, **smaller than reported** where it
-  excludes ``p`` (no gain as large as the paper's, though a small one is not ruled out), **not settled**
-  otherwise (it holds both 0 and the paper's change);
+* the interval holds 0: **smaller than reported** where it excludes ``p`` (no gain as large as the paper's,
+  though a small one is not ruled out), **not settled** otherwise (it holds both 0 and the paper's change);
 * a claim that the paper reports as *no* difference (``|p| < m``) reads "the model does no worse": it is
-  **supported** by an interval below 0 or inside ``(-m, m)``, **contradicted** by one above 0, and **not
-  settled** otherwise. Where the paper's point is the other way round, that the model does not *help* (a
+  **supported** by an interval inside ``(-m, m)`` or below 0, **contradicted (a loss)** by one above 0, and
+  **not settled** otherwise. Where the paper's point is the other way round, that the model does not *help* (a
   longer window, ``no_gain``), an interval above 0 or inside ``(-m, m)`` supports it, one below 0 is
   **contradicted (a gain)**.
 
@@ -185,16 +186,16 @@ def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: 
     if no_gain and not claims_none:
         raise ValueError("no_gain is a reading of a claim of no difference: the paper's change must be under "
                          "the margin")
+    inside = -margin < low and high < margin  # too small to count, whatever its sign
     if no_gain:
-        text = (CONTRADICTED_GAIN if high < 0 else SUPPORTED if low > 0 or (-margin < low and high < margin)
-                else NOT_SETTLED)
+        text = SUPPORTED if inside or low > 0 else CONTRADICTED_GAIN if high < 0 else NOT_SETTLED
         return text if converged else f"{text}, not converged"
-    if low > 0:
+    if inside:
+        text = SUPPORTED if claims_none else NO_DIFFERENCE
+    elif low > 0:
         text = CONTRADICTED
     elif high < 0:
         text = SMALLER_GAIN if paper is not None and not claims_none and low > paper else SUPPORTED
-    elif -margin < low and high < margin:
-        text = SUPPORTED if claims_none else NO_DIFFERENCE
     elif paper is not None and not claims_none and low > paper:
         text = SMALLER
     else:

@@ -71,6 +71,18 @@ def test_a_claim_that_the_model_does_not_help_turns_the_roles():
         verdict(gain, LSTM, paper=-0.05, no_gain=True)
 
 
+def test_a_change_inside_the_margin_is_no_difference_whatever_its_sign():
+    """A tight interval that excludes 0 but stays inside +-1% is a change too small to count: no difference
+    (supported where the paper reported none), never a gain or a loss."""
+    control = [118.0, 118.05, 118.1]
+    above, below = [118.55, 118.6, 118.65], [117.7, 117.75, 117.8]  # about +0.5% and -0.3%, tight
+    for seeds in (above, below):
+        change, low, high = relative_change(seeds, control)
+        assert -0.01 < low and high < 0.01 and (low > 0 or high < 0), (change, low, high)
+        assert verdict(seeds, control, paper=-0.035) == NO_DIFFERENCE
+        assert verdict(seeds, control, paper=0.004) == verdict(seeds, control, paper=0.0, no_gain=True) == SUPPORTED
+
+
 def test_a_loss_contradicts():
     assert verdict([119.0, 119.4, 119.2], LSTM, paper=-0.15) == CONTRADICTED
     assert verdict([110, 111, 112], [100, 101, 99]) == CONTRADICTED
