@@ -547,11 +547,13 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 #
 # Every claims table of the book prints the interval beside the verdict, and says which question its runs answer: the
 # paper's own comparison, or the book's (the same parameter count under one training recipe: the same optimiser,
-# schedule and no dropout). The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot
-# and a bar for our change and its interval, a diamond for the paper's change (none where the paper gave no size), the
-# grey band for the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three
-# rows (the tied LSTM at $d = 128$, the window retrained with $L = 1$ and 15) ask the paper's own question under
-# the recipe, at another size. Here only the way to read a row matters.
+# schedule and no dropout).
+#
+# The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our change
+# and its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for the
+# $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three rows (the tied LSTM at
+# $d = 128$, the window retrained with $L = 1$ and 15) ask the paper's own question under the recipe, at another size.
+# Here only the way to read a row matters.
 
 # %%
 from mlm.plots import interval_plot

@@ -153,9 +153,9 @@ assert all(0.65 < e["source_attention"]["weight"] < 0.95 for e in combined.extra
 # so below we write $a_{t,i}$ for the weight of $h_i$ at step $t$ (the paper drops the $t$).
 #
 # With $n$ the LSTM's width (`hidden` in the code) and $n_a$ the head's attention width (`attn`), the head's
-# parameters are $W_s, W_q \in \mathbb{R}^{n_a \times n}$ ($W_q$ for the combined score only), $v_s \in
-# \mathbb{R}^{n_a}$, $W_c \in \mathbb{R}^{n \times 2n}$ and $b_c \in \mathbb{R}^{n}$; the LSTM and $E$ are the network
-# it sits on. $h_t$ enters the buffer only *after* it has been used, so the model never attends to its current output
+# parameters are $W_s, W_q \in \mathbb{R}^{n_a \times n}$ ($W_q$ for the combined score only),
+# $v_s \in \mathbb{R}^{n_a}$, $W_c \in \mathbb{R}^{n \times 2n}$ and $b_c \in \mathbb{R}^{n}$; the LSTM and $E$ are
+# the network it sits on. $h_t$ enters the buffer only *after* it has been used, so the model never attends to its current output
 # (it has it already, in the first half of $[h_t; c_t]$). Written as a loop over the steps of one sentence, each line
 # is one equation:
 

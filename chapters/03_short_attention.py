@@ -89,9 +89,9 @@ set_seed(seed)
 # **Key-value attention** (Eq. 6-10) gives the LSTM twice the output size and splits it, $h_t = [k_t; v_t]$ (6). Keys
 # meet keys in the scores, $M_t = \tanh(W^Y [k_{t-L}\cdots k_{t-1}] + (W^h k_t)\mathbf{1}^\top)$ (7-8), the values are
 # what is read, $r_t = [v_{t-L}\cdots v_{t-1}]\,\alpha_t^\top$ (9), and $h^*_t = \tanh(W^r r_t + W^x v_t)$ (10). The
-# value still does two jobs. **Key-value-predict attention** splits once more, $h_t = [k_t; v_t; p_t] \in
-# \mathbb{R}^{3k}$ (11), and only the predict part enters the output, $h^*_t = \tanh(W^r r_t + W^x p_t)$ (12). Now
-# every part has one job. The figure draws the key-value-predict head with the shape of each tensor ($K_t$ in the
+# value still does two jobs. **Key-value-predict attention** splits once more,
+# $h_t = [k_t; v_t; p_t] \in \mathbb{R}^{3k}$ (11), and only the predict part enters the output,
+# $h^*_t = \tanh(W^r r_t + W^x p_t)$ (12). Now every part has one job. The figure draws the key-value-predict head with the shape of each tensor ($K_t$ in the
 # figure is the window's keys $[k_{t-L}\cdots k_{t-1}]$).
 
 # %%
