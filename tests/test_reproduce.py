@@ -487,7 +487,7 @@ def test_a_paper_pair_without_a_control_is_read_for_its_direction_only(tmp_path)
     [row] = stored_claims([salton], "compare", tmp_path)
     assert row.verdict == SUPPORTED and row.seeds[2] is None, row
     assert "paper 70.1 vs 82.7 (-15.2%; 70.1 is about 86 per predicted token" in row.evidence
-    assert "so the claim is tested for its direction only (a gain), not its size" in row.evidence
+    assert "its LSTM is Zaremba et al.'s, stream protocol: direction only" in row.evidence
     sized = PaperClaim("a 28% gain", "compare-ptb", "tied", "lstm", "zaremba2014-medium", "zaremba2014-small")
     assert stored_claims([sized], "compare", tmp_path)[0].verdict == SMALLER_GAIN
     level = PaperClaim("level", "compare-ptb", "tied", "lstm", "salton2017-ptb-single", "salton2017-ptb-combined")

@@ -69,7 +69,7 @@ def _salton_preset(corpus_key: str, score: str | None) -> Callable[[], Config]:
                 cfg.paper["reading"] = (f"{test} is about {test ** PTB_PER_TOKEN:.0f} per predicted token, "
                                         "a lower bound on the scale of ours")
                 # Table 1 sets the model beside Zaremba et al.'s medium LSTM, which is no control (chapter 02)
-                cfg.paper["uncontrolled"] = "the paper's LSTM is Zaremba et al.'s, trained on the stream protocol"
+                cfg.paper["uncontrolled"] = "its LSTM is Zaremba et al.'s, stream protocol"
         return cfg
 
     return build
