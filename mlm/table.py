@@ -290,8 +290,9 @@ def stored_claims(claims: Sequence, manifest: str, results: str | Path = "result
         model, control = stored[claim.model], stored[claim.control]
         paper_model, paper_control, _ = paper_numbers(claim)
         reported_change = paper_model / paper_control - 1
-        notes = [n for n in (paper_reading(claim), paper_uncontrolled(claim)) if n]
-        if paper_uncontrolled(claim):
+        uncontrolled = paper_uncontrolled(claim)
+        notes = [n for n in (paper_reading(claim), uncontrolled) if n]
+        if uncontrolled:
             if claim.no_gain or reported_change > -MARGIN:
                 raise ValueError(f"{claim.text!r}: a paper pair that is no controlled comparison is read as a gain "
                                  "(its direction only); this one reports none")

@@ -399,6 +399,13 @@ def test_attention_reading_the_input_memory_as_values_fails(tmp_path):
 SOLVED_05 = (SOLUTIONS_DIR / REGISTRY["05"].filename).read_text() if HAS_SOLUTIONS else ""
 
 
+def wrong_solution(assignment_id: str, old: str, new: str) -> str:
+    """The reference solution of an assignment with one planted change."""
+    solution = (SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text()
+    assert old in solution
+    return solution.replace(old, new)
+
+
 def wrong_05(old: str, new: str) -> str:
     assert old in SOLVED_05
     return SOLVED_05.replace(old, new)
@@ -433,10 +440,8 @@ def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
 
 @needs_solutions
 def test_combined_scores_one_step_at_a_time_loses_only_the_loop_point(tmp_path):
-    solution = (SOLUTIONS_DIR / REGISTRY["02"].filename).read_text()
-    old = "    return pairs @ v  # (batch, time, time)\n"
-    assert old in solution
-    source = solution.replace(old, "    return torch.stack([pairs[:, t] @ v for t in range(h.size(1))], dim=1)\n")
+    source = wrong_solution("02", "    return pairs @ v  # (batch, time, time)\n",
+                            "    return torch.stack([pairs[:, t] @ v for t in range(h.size(1))], dim=1)\n")
     report, results = grade_wrong(tmp_path, "02", source, "no_python_loops_mask_scores")
     assert "combined_scores: line" in results["no_python_loops_mask_scores"].hint
     assert lost(report) == {"no_python_loops_mask_scores"}
