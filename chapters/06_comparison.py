@@ -405,9 +405,9 @@ assert set(machines) == {"Xeon", "EPYC"}
 # question about the whole model, not Daniluk et al.'s claim about the attention window, which the fair
 # trials test by retraining the window (section 7).
 #
-# One panel per kind of model, the mean over seeds with the
-# range of the seeds as a band; the LSTM is drawn in every panel for reference, and the two Attentive curves
-# at the full learning rate nearly coincide. The panel "the window retrained" holds one model retrained with
+# One panel per kind of model, the mean over seeds with the range of the seeds as a band. The LSTM is drawn
+# in black in every panel for reference, a family keeps its colour in every panel it appears in, and the two
+# Attentive curves at the full learning rate nearly coincide. The panel "the window retrained" holds one model retrained with
 # three windows.
 
 # %%
@@ -422,11 +422,16 @@ groups = {"no attention or memory block": ["LSTM", "tied LSTM", "tied LSTM, d = 
           "the window retrained": ["LSTM", "key-value-predict, L = 1", "key-value-predict, L = 5",
                                    "key-value-predict, L = 15"],
           "memory of 15 words": ["LSTM", "RM(+tM-g), n = 15", "RMR(-tM-g), n = 15"]}
+# one colour per family in every panel it appears in, distinct within a panel (tab10 without its grey);
+# the LSTM is black throughout
+palette = {"LSTM": "black"}
+for members in groups.values():
+    taken = {palette[m] for m in members if m in palette}
+    free = iter(c for c in (plt.cm.tab10(i) for i in (0, 1, 2, 3, 4, 6)) if c not in taken)
+    palette.update({m: next(free) for m in members if m not in palette})
 fig, axes = plt.subplots(2, 4, figsize=(18, 8), sharey=True, sharex=True)
 axes.flat[-1].set_visible(False)  # seven panels
 for ax, (title, members) in zip(axes.flat, groups.items()):
-    # within a panel every curve has its own hue (tab10 without its grey); the LSTM is black in every panel
-    palette = {"LSTM": "black", **{m: plt.cm.tab10([0, 1, 2, 3, 4, 6][i]) for i, m in enumerate(members[1:])}}
     history_curves({m: curves[m] for m in members if m in curves}, ax=ax, title=title, legend=False, colors=palette)
     ax.legend(fontsize=8, loc="upper right")
     ax.set_yscale("log")
