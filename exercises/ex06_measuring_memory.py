@@ -26,8 +26,8 @@ Grade your work from the repository root with::
 
     python -m exercises.grader 06
 
-Work on whole tensors: the grader reads your source for ``for``/``while`` loops and
-comprehensions. Do not import ``mlm`` (that is the answer); use it to compare in the experiment.
+Work on whole tensors: the grader reads your source for ``for``/``while`` loops,
+comprehensions, ``map``-like calls and recursion. Do not import ``mlm`` (that is the answer); use it to compare in the experiment.
 
 An example for 2 and 3: two sequences of lengths 3 and 4 stored flat::
 

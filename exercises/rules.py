@@ -133,9 +133,43 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+# Calls that apply a Python function once per element, loops in all but name (``map(lambda t: ...)``,
+# ``functools.reduce``, ``itertools.accumulate``, ``Tensor.apply_``).
+ITERATING_CALLS = frozenset({"map", "filter", "reduce", "accumulate", "starmap", "filterfalse", "takewhile",
+                             "dropwhile", "apply_", "map_", "map2_"})
+LOOP_NODES = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own_calls(node: ast.AST, functions: dict) -> list[ast.Call]:
+    """The calls under ``node`` of the file's own functions, by name (``helper(...)``, not ``torch.helper``)."""
+    return [call for call in ast.walk(node)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions]
+
+
+def _iterates(call: ast.Call, functions: dict) -> bool:
+    if isinstance(call.func, ast.Name):
+        return call.func.id in ITERATING_CALLS and call.func.id not in functions
+    return isinstance(call.func, ast.Attribute) and call.func.attr in ITERATING_CALLS
+
+
 def loops_in(tree: ast.Module, function: str) -> list[int]:
-    """Lines of Python loops (``for``, ``while``, comprehensions) in ``function`` and the file's functions it calls."""
+    """Lines of Python loops in ``function`` and the file's functions it calls: ``for``, ``while``,
+    comprehensions, the iterating calls (:data:`ITERATING_CALLS`) and recursion (a function that calls
+    itself, directly or through others)."""
     functions = _functions(tree)
+    callees = {name: {call.func.id for call in _own_calls(f, functions)} for name, f in functions.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            name = todo.pop()
+            if name == goal:
+                return True
+            if name not in seen:
+                seen.add(name)
+                todo.extend(callees[name])
+        return False
+
     seen, todo, lines = set(), [function], []
     while todo:
         name = todo.pop()
@@ -143,12 +177,13 @@ def loops_in(tree: ast.Module, function: str) -> list[int]:
             continue
         seen.add(name)
         for node in ast.walk(functions[name]):
-            if isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp,
-                                 ast.GeneratorExp)):
+            if isinstance(node, LOOP_NODES) or (isinstance(node, ast.Call) and _iterates(node, functions)):
                 lines.append(node.lineno)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                todo.append(node.func.id)
-    return sorted(lines)
+        for call in _own_calls(functions[name], functions):
+            if reaches(call.func.id, name):  # recursion: the call comes back to this function
+                lines.append(call.lineno)
+            todo.append(call.func.id)
+    return sorted(set(lines))
 
 
 class StaticCheck:

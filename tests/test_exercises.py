@@ -150,6 +150,29 @@ def test_the_rules_tell_a_students_own_names_from_the_forbidden_ones(source):
         == RULE_CASES[source], source
 
 
+# Sources for the loop check: which lines of function `f` it finds (a loop in all but name counts too).
+LOOP_CASES = {
+    "def f(x):\n    return x.cumsum(0) + g(x) + g(x)\ndef g(x):\n    return torch.softmax(x, -1)\n": [],
+    "def softmax(x):\n    return torch.softmax(x, -1)\nf = softmax\n": [],  # torch.softmax is not a recursion
+    "def f(x):\n    return torch.stack(list(map(lambda t: x[t], range(3))))\n": [2],
+    "import functools\ndef f(x):\n    return functools.reduce(lambda a, b: a + b, x)\n": [3],
+    "def f(x):\n    return x.apply_(lambda v: v * 2)\n": [2],
+    "def f(x, t=0):\n    return x if t == 3 else f(x, t + 1)\n": [2],
+    "def f(x):\n    return g(x)\ndef g(x):\n    return h(x)\ndef h(x):\n    return g(x) if x else x\n": [4, 6],
+    "def f(x):\n    return [v for v in x]\n": [2],
+}
+
+
+@pytest.mark.parametrize("source", sorted(LOOP_CASES))
+def test_the_loop_check_finds_loops_in_all_but_name(source):
+    import ast
+
+    from exercises.rules import loops_in
+
+    function = "softmax" if "f = softmax" in source else "f"
+    assert loops_in(ast.parse(source), function) == LOOP_CASES[source], source
+
+
 @pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import torch\n    torch.os._exit(0)",
                                        "while True:\n        pass"])
 def test_exiting_or_hanging_in_a_function_scores_nothing(tmp_path, exit_call):
@@ -436,6 +459,15 @@ def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
     report, results = grade_wrong(tmp_path, "05", source, "no_python_loops_counts")
     assert "absolute_discount_gamma: line" in results["no_python_loops_counts"].hint
     assert lost(report) == {"no_python_loops_counts", "big_stream"}
+
+
+@needs_solutions
+def test_combined_scores_through_map_loses_the_loop_point_too(tmp_path):
+    source = wrong_solution("02", "    return pairs @ v  # (batch, time, time)\n",
+                            "    return torch.stack(list(map(lambda t: pairs[:, t] @ v, range(h.size(1)))), dim=1)\n")
+    report, results = grade_wrong(tmp_path, "02", source, "no_python_loops_mask_scores")
+    assert "combined_scores: line" in results["no_python_loops_mask_scores"].hint
+    assert lost(report) == {"no_python_loops_mask_scores"}
 
 
 @needs_solutions

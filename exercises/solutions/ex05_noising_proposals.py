@@ -33,7 +33,7 @@ Grade your work from the repository root with::
 
 Do not use ``mlm.regularizers`` inside your functions (that is the answer); use it to compare.
 The counting functions must not loop over tokens in Python: the grader reads your source for
-``for``/``while`` loops and comprehensions, and also tries a stream of a million tokens.
+``for``/``while`` loops, comprehensions, ``map``-like calls and recursion, and also tries a stream of a million tokens.
 
 Part 2: variational smoothing (Kong et al. 2019, section 4)
 -----------------------------------------------------------
