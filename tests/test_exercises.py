@@ -332,14 +332,17 @@ def test_softmax_then_log_gets_the_stability_hint(tmp_path):
     assert lost(report) == {"perplexity_large_logits"}
 
 
-SOLVED_01 = (SOLUTIONS_DIR / REGISTRY["01"].filename).read_text() if HAS_SOLUTIONS else ""
+def wrong_solution(assignment_id: str, old: str, new: str) -> str:
+    """The reference solution of an assignment with one planted change."""
+    solution = (SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text()
+    assert old in solution
+    return solution.replace(old, new)
 
 
 @needs_solutions
 def test_dropping_the_recurrent_state_fails(tmp_path):
-    old = "h, c = cell(inputs[:, t], h, c, *params)"
-    assert old in SOLVED_01
-    source = SOLVED_01.replace(old, "h, c = cell(inputs[:, t], drop(h), c, *params)")
+    source = wrong_solution("01", "h, c = cell(inputs[:, t], h, c, *params)",
+                            "h, c = cell(inputs[:, t], drop(h), c, *params)")
     report, results = grade_wrong(tmp_path, "01", source, "forward_drop_calls")
     assert "never on h or c" in results["forward_drop_calls"].hint
     assert lost(report) == {"forward_drop_calls", "forward_vertical_only"}
@@ -347,9 +350,7 @@ def test_dropping_the_recurrent_state_fails(tmp_path):
 
 @needs_solutions
 def test_loss_divided_by_tokens_for_sequence_sum_fails(tmp_path):
-    old = "return nll / batch if reduction"
-    assert old in SOLVED_01
-    source = SOLVED_01.replace(old, "return nll / (batch * time) if reduction")
+    source = wrong_solution("01", "return nll / batch if reduction", "return nll / (batch * time) if reduction")
     report, results = grade_wrong(tmp_path, "01", source, "loss_sequence_sum")
     assert "per-token mean" in results["loss_sequence_sum"].hint
     assert lost(report) == {"loss_sequence_sum"}
@@ -357,8 +358,8 @@ def test_loss_divided_by_tokens_for_sequence_sum_fails(tmp_path):
 
 @needs_solutions
 def test_copying_the_weights_is_not_tying(tmp_path):
-    old = "decoder.weight = embedding.weight"
-    source = SOLVED_01.replace(old, "decoder.weight.data.copy_(embedding.weight.data)")
+    source = wrong_solution("01", "decoder.weight = embedding.weight",
+                            "decoder.weight.data.copy_(embedding.weight.data)")
     report, _ = grade_wrong(tmp_path, "01", source, "tie_shares_parameter")
     assert lost(report) == {"tie_shares_parameter", "tie_shape_error"}
 
@@ -390,14 +391,10 @@ def test_mask_including_current_step_fails(tmp_path):
     assert lost(report) <= {"mask_is_causal", "pipeline_matches_head", "no_python_loops_mask_scores"}  # skipped
 
 
-SOLVED_04 = (SOLUTIONS_DIR / REGISTRY["04"].filename).read_text() if HAS_SOLUTIONS else ""
-
-
 @needs_solutions
 def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
-    old = "return (slots - (size - words)).clamp(min=0)  # (time, size)"
-    assert old in SOLVED_04
-    source = SOLVED_04.replace(old, "return slots.expand(time, size).clone()")
+    source = wrong_solution("04", "return (slots - (size - words)).clamp(min=0)  # (time, size)",
+                            "return slots.expand(time, size).clone()")
     report, results = grade_wrong(tmp_path, "04", source, "rows_sentence_start")
     assert "official code" in results["rows_sentence_start"].hint
     assert lost(report) == {"rows_sentence_start", "pipeline_matches_block"}
@@ -405,54 +402,39 @@ def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
 
 @needs_solutions
 def test_attention_without_the_temporal_matrix_fails(tmp_path):
-    old = "keys = M[ids] + T[rows]"
-    assert old in SOLVED_04
-    report, results = grade_wrong(tmp_path, "04", SOLVED_04.replace(old, "keys = M[ids]"), "attention_matches_block")
+    source = wrong_solution("04", "keys = M[ids] + T[rows]", "keys = M[ids]")
+    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
     assert "temporal matrix" in results["attention_matches_block"].hint
     assert lost(report) == {"attention_matches_block", "pipeline_matches_block"}
 
 
 @needs_solutions
 def test_attention_reading_the_input_memory_as_values_fails(tmp_path):
-    old = "values = C[ids]"
-    report, results = grade_wrong(tmp_path, "04", SOLVED_04.replace(old, "values = M[ids]"), "attention_matches_block")
+    source = wrong_solution("04", "values = C[ids]", "values = M[ids]")
+    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
     assert "output memory C" in results["attention_matches_block"].hint
-
-
-SOLVED_05 = (SOLUTIONS_DIR / REGISTRY["05"].filename).read_text() if HAS_SOLUTIONS else ""
-
-
-def wrong_solution(assignment_id: str, old: str, new: str) -> str:
-    """The reference solution of an assignment with one planted change."""
-    solution = (SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text()
-    assert old in solution
-    return solution.replace(old, new)
-
-
-def wrong_05(old: str, new: str) -> str:
-    assert old in SOLVED_05
-    return SOLVED_05.replace(old, new)
 
 
 @needs_solutions
 def test_counting_bigram_tokens_fails(tmp_path):
-    source = wrong_05("types = torch.unique(keys)  # each bigram type once, however often it occurs", "types = keys")
+    source = wrong_solution("05", "types = torch.unique(keys)  # each bigram type once, however often it occurs",
+                            "types = keys")
     report, _ = grade_wrong(tmp_path, "05", source, "kn_types_not_tokens")
     assert all(name.startswith("kn_") or name in ("big_stream", "no_python_loops_counts") for name in lost(report))
 
 
 @needs_solutions
 def test_float32_costs_one_check(tmp_path):
-    source = wrong_05("return distinct_before / distinct_before.sum().clamp_min(1)",
-                      "return (distinct_before / distinct_before.sum().clamp_min(1)).float()")
+    source = wrong_solution("05", "return distinct_before / distinct_before.sum().clamp_min(1)",
+                            "return (distinct_before / distinct_before.sum().clamp_min(1)).float()")
     report, _ = grade_wrong(tmp_path, "05", source, "float64_results")
     assert lost(report) == {"float64_results"}
 
 
 @needs_solutions
 def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
-    source = wrong_05("count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
-                      "count = torch.zeros(vocab_size, dtype=torch.float64)\n"
+    source = wrong_solution("05", "count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
+                            "count = torch.zeros(vocab_size, dtype=torch.float64)\n"
                       "    for token in stream[:1000].tolist():\n"
                       "        count[token] += 0\n"
                       "    count = torch.bincount(stream, minlength=vocab_size).double()")
@@ -481,15 +463,16 @@ def test_combined_scores_one_step_at_a_time_loses_only_the_loop_point(tmp_path):
 
 @needs_solutions
 def test_l2_weights_without_the_proposal_fails(tmp_path):
-    report, results = grade_wrong(tmp_path, "05", wrong_05("proposal * gamma.sum()", "gamma"), "l2_matches_reference")
+    source = wrong_solution("05", "proposal * gamma.sum()", "gamma")
+    report, results = grade_wrong(tmp_path, "05", source, "l2_matches_reference")
     assert "pi_v" in results["l2_matches_reference"].hint
     assert lost(report) == {"l2_matches_reference"}
 
 
 @needs_solutions
 def test_one_draw_per_position_fails(tmp_path):
-    source = wrong_05("return weight[chosen][inverse]  # (batch, time, embed)",
-                      "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
+    source = wrong_solution("05", "return weight[chosen][inverse]  # (batch, time, embed)",
+                            "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
                       "torch.multinomial(proposal, tokens.numel(), True, generator=generator).view(tokens.shape), "
                       "tokens)]")
     report, results = grade_wrong(tmp_path, "05", source, "draws_per_sequence")
@@ -498,7 +481,7 @@ def test_one_draw_per_position_fails(tmp_path):
 
 @needs_solutions
 def test_posterior_mean_with_a_uniform_background_fails(tmp_path):
-    source = wrong_05("background = proposal.to(weight.dtype) @ weight", "background = weight.mean(0)")
+    source = wrong_solution("05", "background = proposal.to(weight.dtype) @ weight", "background = weight.mean(0)")
     report, results = grade_wrong(tmp_path, "05", source, "mean_matches_reference")
     assert "uniformly" in results["mean_matches_reference"].hint
 RIGHT_03 = '''
@@ -573,19 +556,14 @@ def test_split_in_the_wrong_order_fails(tmp_path):
     assert not any(name.startswith("mask") for name in lost(report))
 
 
-SOLVED_06 = (SOLUTIONS_DIR / REGISTRY["06"].filename).read_text() if HAS_SOLUTIONS else ""
-
-
 @needs_solutions
 def test_windows_that_cross_the_sequence_start_fail(tmp_path):
-    old = "first = torch.maximum(starts[positions], positions - k + 1)"
-    assert old in SOLVED_06
-    source = SOLVED_06.replace(old, "first = (positions - k + 1).clamp(min=0)")
+    source = wrong_solution("06", "first = torch.maximum(starts[positions], positions - k + 1)",
+                            "first = (positions - k + 1).clamp(min=0)")
     grade_wrong(tmp_path, "06", source, "windows_example")
 
 
 @needs_solutions
 def test_nan_accuracy_at_unseen_distances_fails(tmp_path):
-    old = "return correct / count.clamp(min=1), count"
-    assert old in SOLVED_06
-    grade_wrong(tmp_path, "06", SOLVED_06.replace(old, "return correct / count, count"), "accuracy_example")
+    source = wrong_solution("06", "return correct / count.clamp(min=1), count", "return correct / count, count")
+    grade_wrong(tmp_path, "06", source, "accuracy_example")
