@@ -27,12 +27,13 @@ CHAPTERS_DIR = ROOT / "chapters"
 RESULTS_ENV = "MLM_RESULTS_DIR"
 
 
-def record(chapter: str, results: dict) -> dict:
-    """Save a chapter's headline numbers for the book summary (when run by the book runner)."""
+def record(chapter: str, results: dict) -> None:
+    """Save a chapter's headline numbers for the book summary (when run by the book runner).
+
+    Returns nothing, so that the chapter's last cell shows no dictionary under its hidden input."""
     folder = os.environ.get(RESULTS_ENV)
     if folder:
         atomic_write_json(Path(folder) / f"{chapter}.json", results)
-    return results
 
 
 def list_chapters(chapters_dir: Path = CHAPTERS_DIR) -> list[Path]:

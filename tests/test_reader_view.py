@@ -81,6 +81,9 @@ def test_no_preset_dumps_and_no_record_dict_last(path):
         assert not re.search(r"print\(\s*(mlm\.)?get_preset\(", cell.source), (path.name, cell.source[:80])
     last = [c for c in nb.cells if c.cell_type == "code"][-1]
     assert hidden(last) or not last.source.strip().startswith("record("), "hide the record(...) cell"
+    for cell in nb.cells:  # a hidden cell's input is removed, not its output: no dict of headline numbers
+        if cell.cell_type == "code" and "record(" in cell.source:
+            assert not any(o.get("output_type") == "execute_result" for o in cell.get("outputs", [])), path.name
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
