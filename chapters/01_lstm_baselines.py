@@ -270,12 +270,12 @@ for label, (name, change) in variants.items():
     folder = f"{name}{'-dropout0.5' if change else ''}-{size}-seed{seed}"
     runs[label] = mlm.train(cfg, run_dir=Path(runs_dir) / folder)  # progress bars unless headless
 baseline = count_baseline(runs["zaremba2014-small"].config, runs["zaremba2014-small"].corpus)
-print(f"bigram of the same {baseline['train_tokens']:,} tokens: test perplexity {baseline['bigram_test']:.1f}")
+print(f"bigram of the same {baseline['train_tokens']:,} tokens: test perplexity {baseline['bigram_test']:.1f}\n")
+print(f"{'':<31}{'parameters':>11}{'test':>7}{'best validation':>17}{'last train':>12}")
 for name, run in runs.items():
     r = run.result
-    print(f"{name:<31} {r['parameters']:>9,} parameters, {r['updates']:,} updates: "
-          f"test perplexity {r['test_ppl']:.1f} (best validation {r['best_valid_ppl']:.1f}, epoch {r['best_epoch']}; "
-          f"last training perplexity {run.history[-1]['train_ppl']:.0f})")
+    print(f"{name:<31}{r['parameters']:>11,}{r['test_ppl']:>7.1f}{r['best_valid_ppl']:>10.1f} (ep. {r['best_epoch']})"
+          f"{run.history[-1]['train_ppl']:>12.0f}")
 
 # %%
 train_valid_panels({label: run.history for label, run in runs.items()}, baseline=baseline["bigram_valid"],

@@ -34,7 +34,7 @@ PRESS = [*runs("cpu-press2017-small", "untied", "zaremba2014-small", seeds=SEEDS
 SALTON_WIDTH = 200
 # At most 24 epochs, where the paper stops only after 10 epochs without a better validation perplexity. The
 # halving leaves lr 1/4096 at epoch 24, and what an epoch adds shrinks about as fast as the rate (the LSTM
-# seeds cut on an H200, results/cut-runs: -0.2 to -0.3 at epoch 17, -0.04 to -0.14 at epoch 19), so all later
+# seeds cut on an H200, results/cut-runs: -0.2 to -0.5 at epoch 17, -0.04 to -0.14 at epoch 19), so all later
 # epochs together could move the perplexity by a few hundredths at most, while the patience rule would keep
 # training for as long as each epoch still gains such a sliver.
 SALTON_EPOCHS = 24
