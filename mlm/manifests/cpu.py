@@ -188,8 +188,8 @@ CLAIMS = [
                "Table 1), tested against the same-protocol LSTM with the head at a tenth of the learning rate",
                "cpu-salton2017-ptb",
                "single-headlr0.1", "lstm", "salton2017-ptb-single", "zaremba2014-medium", chapter="02",
-               question=f"{_OWN} (2 x 200); the head at 0.1x (chapter 02), the paper's pair is against Zaremba's "
-                        "medium LSTM"),
+               question=f"{_OWN} (2 x 200, at most {SALTON_EPOCHS} epochs); the head at 0.1x (chapter 02), the paper's "
+                        "pair is against Zaremba's medium LSTM"),
     *(PaperClaim(f"{label} beats the LSTM (Daniluk et al. 2017, Figure 2)", "cpu-daniluk2017-wt2", run, "lstm",
                  f"daniluk2017-wt2-{run}", "daniluk2017-wt2-lstm", chapter="03",
                  question=f"{_OWN} (a third of the widths, WikiText-2 for the paper's Wikipedia corpus)")
