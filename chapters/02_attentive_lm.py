@@ -667,18 +667,16 @@ assert [[round(100 * x, 1) for x in relative_change(*r.seeds[:2])] for r in slow
 # Both rows read *supported*: the head helps. Their size cannot be set beside the paper's 15%, since the
 # paper's pair, as said above, is no control; the verdict weighs the direction only (chapter 00, section 6).
 # Every seed of either head lies below every seed of the control. One claim waits for runs: the paper's own
-# recipe at 2 x 200 instead of 2 x 650, with the head again at a tenth.
+# recipe at 2 x 200 instead of 2 x 650, with the head again at a tenth and at most 24 epochs (by then the halved
+# rate is 1/4096 of its start, and the paper's patience would train on for gains of hundredths).
 
 # %% [markdown]
-# > **Where this falls short.** The gains with the head at a tenth of the rate rest on three seeds of each
-# > score under the book's recipe, not the paper's; the paper's recipe at 2 x 200 is not stored. No stored
-# > run keeps the merge layer of Eq. 7 and sets the context to zero (`model.attention_disabled`), so part of
-# > the 3% may come from the extra $\tanh$ layer rather than from reading the buffer.
-#
-# > No run of the book has the paper's size (2 x 650, 50% dropout, trained until validation stops
-# > improving), so the paper's 70.1 is neither confirmed nor refuted at that size. On the recall task the
-# > single score's seeds range from chance to a little above the LSTM's best after 15 epochs; whether longer
-# > training teaches it a lookup like the combined score's, the stored runs cannot say.
+# > **Where this falls short.** No run of the book has the paper's size (2 x 650, 50% dropout), so its 70.1 is neither
+# > confirmed nor refuted, and its recipe at 2 x 200 is not stored yet. The 3% gains at a tenth of the rate rest on
+# > three seeds a score under the book's recipe, and no run keeps the merge layer of Eq. 7 while zeroing the context
+# > (`model.attention_disabled`): part of the gain may come from the extra $\tanh$ layer rather than from reading the
+# > buffer. On the recall task the single score's seeds range from chance to a little above the LSTM's best; whether
+# > longer training teaches it the combined score's lookup, the runs cannot say.
 #
 # **Exercise 02** ([`exercises/ex02_attentive_scores.py`](../exercises/ex02_attentive_scores.py)): the causal
 # memory mask, the combined score, and the masked softmax that turns scores into a context without NaNs,

@@ -771,16 +771,13 @@ for row, numbers, mean, (low, high), apart in ((one, [-0.3, -1.6, 1.0], 115.0, (
     assert round(100 * (max(row.seeds[0]) - min(row.seeds[0])) / statistics.fmean(row.seeds[1]), 1) == apart
 
 # %% [markdown]
-# > **Where this falls short.** The decided rows answer the book's question (one recipe, 2.70M parameters,
-# > PTB sentences), not the paper's. Its own protocol on WikiText-2, at a third of its widths, without
-# > dropout and with early stopping after three bad epochs, ends before any model beats counting; three
-# > seeds a side cannot settle whether a window of one or fifteen outputs changes the perplexity by less
-# > than 1%.
-#
-# > On the recall task the heads train on 20-step segments and the LSTM on whole lines, so their gap is not the heads'
-# > alone. The reduced run is one seed of five short epochs, the recall runs one small size, and no full-size run
-# > exists: longer training may sharpen the attention and teach the lookup. The window at an article's start, dropout
-# > and the stopping rule are the book's choices; the paper leaves them open.
+# > **Where this falls short.** The decided rows answer the book's question (one recipe, 2.70M parameters, PTB
+# > sentences), not the paper's. Its own protocol on WikiText-2, at a third of its widths, without dropout and
+# > stopping after three bad epochs, ends before any model beats counting, and three seeds a side cannot settle
+# > whether a window of one or fifteen outputs changes the perplexity by less than 1%. On the recall task the heads
+# > train on 20-step segments and the LSTM on whole lines, so their gap is not the heads' alone; no full-size run
+# > exists, and longer training may sharpen the attention. The window at an article's start, dropout and the stopping
+# > rule are the book's choices; the paper leaves them open.
 #
 # **Exercise 03** ([`exercises/ex03_short_attention.py`](../exercises/ex03_short_attention.py)) asks you to
 # implement the output split, the carried window, the window mask and the attention itself;

@@ -641,17 +641,13 @@ plt.show()
 
 # %% [markdown]
 # > **Where this falls short.** The matched-recipe verdict is against a control without dropout, with the smoothed
-# > model's KL term off, so on its own it does not test the paper's claims against a regularized LSTM; the rows of
-# > Kong et al.'s protocol that will test them wait for their runs. Variational against data noising (Table 2, 2 x 512
-# > test: 70.6 against 70.7 with Kneser-Ney, 71.2 against 73.3 with linear interpolation) is a claim no row pairs,
-# > though the pending runs will hold both models: the Kneser-Ney gap, 0.1%, is a tenth of what three seeds resolve.
-# > The L2 coefficient is our derivation, since the printed Eq. 3 contradicts Eq. 2.
-#
-# > The paper leaves the number of epochs, the learning-rate schedule, the BPTT length, clipping and
-# > initialisation unstated (ours are in `mlm/presets/kong2019.py`), and our recurrent dropout is a mask on the
-# > recurrent weight matrix (DropConnect) rather than Semeniuta et al.'s mask on the cell update, so that the
-# > LSTM can still run as one fused library call. Mean against mode, and what a test-time draw should replace,
-# > rest on one reduced seed here.
+# > model's KL term off, so it does not test the paper's claims against a regularized LSTM; the rows of Kong et al.'s
+# > protocol wait for their runs. Variational against data noising (Table 2, 2 x 512: 70.6 against 70.7 with
+# > Kneser-Ney) is not paired: a 0.1% gap is a tenth of what three seeds resolve. The L2 coefficient is our
+# > derivation, since the printed Eq. 3 contradicts Eq. 2. The paper leaves epochs, schedule, BPTT length, clipping
+# > and initialisation unstated (ours: `mlm/presets/kong2019.py`), and our recurrent dropout masks the recurrent
+# > weights (DropConnect) rather than the cell update, so the LSTM stays one fused call. Mean against mode rests on
+# > one reduced seed.
 #
 # **Exercise 05** ([`exercises/ex05_noising_proposals.py`](../exercises/ex05_noising_proposals.py)): the noising
 # proposals (absolute discounting's $\gamma$, Kneser-Ney's continuation distribution) and Kong et al.'s posterior
