@@ -129,61 +129,100 @@ def violations(tree: ast.Module, banned: dict[str, str] | None = None) -> list[V
     return sorted(set(found), key=lambda v: v.line)
 
 
-def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+def _functions(tree: ast.Module) -> dict[str, ast.AST]:
+    """The file's own top-level functions: ``def`` statements and lambdas assigned to one name."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = node.value
+    return found
 
 
-# Calls that apply a Python function once per element, loops in all but name (``map(lambda t: ...)``,
-# ``functools.reduce``, ``itertools.accumulate``, ``Tensor.apply_``).
-ITERATING_CALLS = frozenset({"map", "filter", "reduce", "accumulate", "starmap", "filterfalse", "takewhile",
-                             "dropwhile", "apply_", "map_", "map2_"})
+# Calls that run a Python function once per element: loops in all but name. Builtins by name, module
+# functions however imported (``functools.reduce``, ``from itertools import accumulate as acc``), and the
+# tensor methods that take a Python callable. ``np.maximum.accumulate`` is numpy's own loop, not one of these.
+ITERATING_BUILTINS = frozenset({"map", "filter"})
+ITERATING_FUNCTIONS = {"functools": {"reduce"},
+                       "itertools": {"accumulate", "starmap", "filterfalse", "takewhile", "dropwhile"},
+                       "numpy": {"vectorize", "frompyfunc", "apply_along_axis", "apply_over_axes"}}
+ITERATING_METHODS = frozenset({"apply_", "map_", "map2_"})
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _own_calls(node: ast.AST, functions: dict) -> list[ast.Call]:
-    """The calls under ``node`` of the file's own functions, by name (``helper(...)``, not ``torch.helper``)."""
-    return [call for call in ast.walk(node)
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in functions]
+def _binds(node: ast.AST) -> set[str]:
+    """The names ``node`` binds inside itself (parameters, assignments, nested definitions, imports), which
+    shadow a builtin or a top-level function of the same name there."""
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.arg):
+            names.add(n.arg)
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+            names.add(n.name)
+        elif isinstance(n, ast.alias):
+            names.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+    return names
 
 
-def _iterates(call: ast.Call, functions: dict) -> bool:
-    if isinstance(call.func, ast.Name):
-        return call.func.id in ITERATING_CALLS and call.func.id not in functions
-    return isinstance(call.func, ast.Attribute) and call.func.attr in ITERATING_CALLS
+def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """``(modules, iterating)``: the module each imported name stands for (``np`` -> ``numpy``), and the
+    names bound by ``from functools import reduce``-like imports of :data:`ITERATING_FUNCTIONS`."""
+    modules, iterating = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names if a.asname})
+            modules.update({a.name.split(".")[0]: a.name.split(".")[0] for a in node.names if not a.asname})
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            iterating |= {a.asname or a.name for a in node.names if a.name in ITERATING_FUNCTIONS.get(node.module, ())}
+    return modules, iterating
 
 
 def loops_in(tree: ast.Module, function: str) -> list[int]:
-    """Lines of Python loops in ``function`` and the file's functions it calls: ``for``, ``while``,
-    comprehensions, the iterating calls (:data:`ITERATING_CALLS`) and recursion (a function that calls
-    itself, directly or through others)."""
+    """Lines of Python loops in ``function`` and the file's own functions it calls or passes on (``vmap(helper)``):
+    ``for``, ``while``, comprehensions, the iterating calls (``map``, ``functools.reduce``, ``Tensor.apply_``...,
+    :data:`ITERATING_FUNCTIONS`) and recursion (a function that comes back to itself, directly or through others).
+    A name the function binds itself (a parameter ``reduce``, a local ``filter = ...``) is its own, not the builtin's."""
     functions = _functions(tree)
-    callees = {name: {call.func.id for call in _own_calls(f, functions)} for name, f in functions.items()}
+    modules, imported = _imports(tree)
+    module_names = {n for stmt in tree.body if not isinstance(stmt, (ast.Import, ast.ImportFrom)) for n in _binds(stmt)}
+    module_names |= {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))}
+    own = {name: _binds(node) for name, node in functions.items()}
+    # every use of an own function's name inside another (a call or a reference): (name, line)
+    uses = {name: [(n.id, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Load) and n.id in functions and n.id not in own[name]]
+            for name, node in functions.items()}
 
-    def reaches(start: str, goal: str) -> bool:
+    def reachable(start: str) -> set[str]:
         seen, todo = set(), [start]
         while todo:
             name = todo.pop()
-            if name == goal:
-                return True
-            if name not in seen:
+            if name in functions and name not in seen:
                 seen.add(name)
-                todo.extend(callees[name])
-        return False
+                todo.extend(used for used, _ in uses[name])
+        return seen
 
-    seen, todo, lines = set(), [function], []
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in functions:
-            continue
-        seen.add(name)
-        for node in ast.walk(functions[name]):
-            if isinstance(node, LOOP_NODES) or (isinstance(node, ast.Call) and _iterates(node, functions)):
-                lines.append(node.lineno)
-        for call in _own_calls(functions[name], functions):
-            if reaches(call.func.id, name):  # recursion: the call comes back to this function
-                lines.append(call.lineno)
-            todo.append(call.func.id)
-    return sorted(set(lines))
+    def iterates(call: ast.Call, shadowed: set[str]) -> bool:
+        f = call.func
+        if isinstance(f, ast.Name):
+            return f.id not in shadowed and (f.id in ITERATING_BUILTINS or f.id in imported)
+        if not isinstance(f, ast.Attribute):
+            return False
+        module = modules.get(f.value.id) if isinstance(f.value, ast.Name) and f.value.id not in shadowed else None
+        return f.attr in ITERATING_METHODS or f.attr in ITERATING_FUNCTIONS.get(module, ())
+
+    lines = set()
+    for name in reachable(function):
+        shadowed = own[name] | (module_names - imported)
+        lines |= {n.lineno for n in ast.walk(functions[name])
+                  if isinstance(n, LOOP_NODES) or (isinstance(n, ast.Call) and iterates(n, shadowed))}
+        lines |= {line for used, line in uses[name] if name in reachable(used)}  # recursion
+    return sorted(lines)
 
 
 class StaticCheck:

@@ -288,8 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
     p.set_defaults(func=cmd_complete)
 
+    from mlm.reproduce import manifest_names
+
     p = sub.add_parser("reproduce", help="train a manifest's runs (resuming interrupted ones) into results/")
-    p.add_argument("manifest", help="cpu, compare, recall, full, stored (mlm/manifests/) or a .json manifest")
+    p.add_argument("manifest", help=f"{', '.join(manifest_names())} (mlm/manifests/) or a .json manifest")
     p.add_argument("--list", action="store_true", help="show each run's state: done, running, partial, missing")
     p.add_argument("--only", action="append", metavar="PATTERN",
                    help="runs whose GROUP/RUN[/seedK] matches this shell pattern (repeatable)")

@@ -150,16 +150,26 @@ def test_the_rules_tell_a_students_own_names_from_the_forbidden_ones(source):
         == RULE_CASES[source], source
 
 
-# Sources for the loop check: which lines of function `f` it finds (a loop in all but name counts too).
+# Sources for the loop check: the lines it finds in function `f` and the helpers `f` uses. A loop in all but
+# name counts; a name the student binds (a parameter `reduce`, an own `map`) or numpy's own loop does not.
 LOOP_CASES = {
     "def f(x):\n    return x.cumsum(0) + g(x) + g(x)\ndef g(x):\n    return torch.softmax(x, -1)\n": [],
-    "def softmax(x):\n    return torch.softmax(x, -1)\nf = softmax\n": [],  # torch.softmax is not a recursion
+    "def softmax(x):\n    return torch.softmax(x, -1)\ndef f(x):\n    return softmax(x)\n": [],  # not recursion
     "def f(x):\n    return torch.stack(list(map(lambda t: x[t], range(3))))\n": [2],
     "import functools\ndef f(x):\n    return functools.reduce(lambda a, b: a + b, x)\n": [3],
+    "from functools import reduce as fold\ndef f(x):\n    return fold(lambda a, b: a + b, x)\n": [3],
+    "import numpy as np\ndef f(x):\n    return np.vectorize(lambda v: v + 1)(x)\n": [3],
+    "import numpy as np\ndef f(x):\n    return np.maximum.accumulate(x) + np.add.reduce(x)\n": [],
     "def f(x):\n    return x.apply_(lambda v: v * 2)\n": [2],
     "def f(x, t=0):\n    return x if t == 3 else f(x, t + 1)\n": [2],
     "def f(x):\n    return g(x)\ndef g(x):\n    return h(x)\ndef h(x):\n    return g(x) if x else x\n": [4, 6],
     "def f(x):\n    return [v for v in x]\n": [2],
+    "def f(x, reduce=torch.sum):\n    return reduce(x)\n": [],
+    "def f(x):\n    filter = lambda t: t > 0\n    return filter(x)\n": [],
+    "def map(x):\n    return x + 1\ndef f(x):\n    return map(x)\n": [],
+    "def step(x):\n    return x\ndef f(x, step=None):\n    return step(x)\n": [],  # the parameter, not the function
+    "def helper(x):\n    return [v for v in x]\ndef f(x):\n    return torch.vmap(helper)(x)\n": [2],  # passed on
+    "helper = lambda x: [v for v in x]\ndef f(x):\n    return helper(x)\n": [1],
 }
 
 
@@ -169,8 +179,7 @@ def test_the_loop_check_finds_loops_in_all_but_name(source):
 
     from exercises.rules import loops_in
 
-    function = "softmax" if "f = softmax" in source else "f"
-    assert loops_in(ast.parse(source), function) == LOOP_CASES[source], source
+    assert loops_in(ast.parse(source), "f") == LOOP_CASES[source], source
 
 
 @pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import torch\n    torch.os._exit(0)",
@@ -295,9 +304,14 @@ def run_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
 '''
 
 
+def planted(source: str, old: str, new: str) -> str:
+    """``source`` with one planted change (``old`` must be in it)."""
+    assert old in source, old
+    return source.replace(old, new)
+
+
 def wrong_00(old: str, new: str) -> str:
-    assert old in SOLVED_00
-    return SOLVED_00.replace(old, new)
+    return planted(SOLVED_00, old, new)
 
 
 def test_solved_00_scores_full_marks(tmp_path):
@@ -334,9 +348,7 @@ def test_softmax_then_log_gets_the_stability_hint(tmp_path):
 
 def wrong_solution(assignment_id: str, old: str, new: str) -> str:
     """The reference solution of an assignment with one planted change."""
-    solution = (SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text()
-    assert old in solution
-    return solution.replace(old, new)
+    return planted((SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text(), old, new)
 
 
 @needs_solutions
@@ -435,9 +447,9 @@ def test_float32_costs_one_check(tmp_path):
 def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
     source = wrong_solution("05", "count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
                             "count = torch.zeros(vocab_size, dtype=torch.float64)\n"
-                      "    for token in stream[:1000].tolist():\n"
-                      "        count[token] += 0\n"
-                      "    count = torch.bincount(stream, minlength=vocab_size).double()")
+                            "    for token in stream[:1000].tolist():\n"
+                            "        count[token] += 0\n"
+                            "    count = torch.bincount(stream, minlength=vocab_size).double()")
     report, results = grade_wrong(tmp_path, "05", source, "no_python_loops_counts")
     assert "absolute_discount_gamma: line" in results["no_python_loops_counts"].hint
     assert lost(report) == {"no_python_loops_counts", "big_stream"}
@@ -466,8 +478,8 @@ def test_l2_weights_without_the_proposal_fails(tmp_path):
 def test_one_draw_per_position_fails(tmp_path):
     source = wrong_solution("05", "return weight[chosen][inverse]  # (batch, time, embed)",
                             "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
-                      "torch.multinomial(proposal, tokens.numel(), True, generator=generator).view(tokens.shape), "
-                      "tokens)]")
+                            "torch.multinomial(proposal, tokens.numel(), True, generator=generator)"
+                            ".view(tokens.shape), tokens)]")
     report, results = grade_wrong(tmp_path, "05", source, "draws_per_sequence")
     assert "one matrix per sequence" in results["draws_per_sequence"].hint
 
@@ -521,8 +533,7 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x):
 
 
 def wrong_03(old: str, new: str) -> str:
-    assert old in RIGHT_03
-    return RIGHT_03.replace(old, new)
+    return planted(RIGHT_03, old, new)
 
 
 def test_window_including_the_current_step_fails(tmp_path):

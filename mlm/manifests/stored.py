@@ -3,13 +3,14 @@
     python -m mlm reproduce stored --list       # they are done: results/ holds them
     python -m mlm reproduce stored --only 'daniluk2017-wt2-medium/*' --dry-run
 
-The group and run names are the folders' names, which the chapters read; the results already stored were
-made with the same configurations (see results/README.md for the machines).
+The group and run names are the folders' names, which chapters 02 and 04 read (chapter 03's runs are kept as
+a record that no chapter reads now); the results already stored were made with the same configurations (see
+results/README.md for the machines).
 """
 
 from mlm.reproduce import runs
 
-# Chapter 03: each Daniluk preset's reduced configuration with every WikiText-2 article cut to its first
+# Formerly chapter 03's (a record now): each Daniluk preset's reduced configuration with every WikiText-2 article cut to its first
 # 1,000 tokens, batch 64 and Adam at 0.001 as in the paper, one epoch; window models get analysis.json.
 _medium = ["data.max_document_tokens=1000", "data.vocab_size=10000", "data.batch_size=64", "train.lr=0.001", "train.epochs=1"]
 DANILUK = [r for name in ("lstm", "attention-L10", "kv-L10", "kvp-L5", "ngram4", "kvp-L15")

@@ -6,8 +6,9 @@ comma-separated ``key=value`` overrides; ``nobias`` freezes the merge layer's bi
 ``identity`` adds the identity to the h_t half of W_c (initialisations the presets do not offer);
 ``exactidentity`` sets W_c = [I, 0] and b_c = 0; ``freezehead`` keeps the head's parameters fixed;
 ``fullvalid`` scores the whole validation set instead. The reduced presets now give the head a tenth
-of the learning rate; the table in results/README.md was made with ``train.head_lr_scale=1``
-added to every variant.
+of the learning rate and use batches of 8; the table in results/README.md was made with the full rate and
+batches of 32, so add ``train.head_lr_scale=1`` to every variant and ``data.batch_size=32`` to those that
+set no batch size.
 
     python results/scripts/salton_reduced_tries.py 2 salton2017-ptb-lstm salton2017-ptb-single,train.clip=1
 """
