@@ -261,14 +261,14 @@ del model
 # %%
 from mlm.baselines import count_baseline
 
-variants = {"zaremba2014-small": ("zaremba2014-small", {}),  # label: (preset, what changes)
-            "zaremba2014-small, dropout 0.5": ("zaremba2014-small", {"model.dropout": 0.5}),
-            "press2017-small-tied": ("press2017-small-tied", {})}
+variants = {  # label: (preset, what changes, name of its run folder)
+    "zaremba2014-small": ("zaremba2014-small", {}, "zaremba2014-small"),
+    "zaremba2014-small, dropout 0.5": ("zaremba2014-small", {"model.dropout": 0.5}, "zaremba2014-small-dropout0.5"),
+    "press2017-small-tied": ("press2017-small-tied", {}, "press2017-small-tied")}
 runs = {}
-for label, (name, change) in variants.items():
+for label, (name, change, folder) in variants.items():
     cfg = mlm.get_preset(name, size, overrides={**common, **change, "train.seed": seed})
-    folder = f"{name}{'-dropout0.5' if change else ''}-{size}-seed{seed}"
-    runs[label] = mlm.train(cfg, run_dir=Path(runs_dir) / folder)  # progress bars unless headless
+    runs[label] = mlm.train(cfg, run_dir=Path(runs_dir) / f"{folder}-{size}-seed{seed}")  # with progress bars
 baseline = count_baseline(runs["zaremba2014-small"].config, runs["zaremba2014-small"].corpus)
 print(f"bigram of the same {baseline['train_tokens']:,} tokens: test perplexity {baseline['bigram_test']:.1f}\n")
 print(f"{'':<31}{'parameters':>11}{'test':>7}{'best validation':>17}{'last train':>12}")
@@ -397,6 +397,7 @@ for pair, share in overlap.items():
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert overlap["tied and untied W"] > 1.5 * overlap["tied and untied E"], overlap
 assert overlap["untied E and untied W"] < overlap["tied and untied W"], overlap
+assert max(overlap.values()) < 0.5, overlap  # "most neighbours still differ"
 
 # %% [markdown]
 # ## 5. The evidence
@@ -577,7 +578,7 @@ assert press_recipe[1] == (2, 200, "stream", 0.1, None, 13) and tran_recipe[1] =
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 record("01_lstm_baselines", {
-    **{f"{name}_test_ppl": round(run.result["test_ppl"], 1) for name, run in runs.items()},
+    **{f"{variants[label][2]}_test_ppl": round(run.result["test_ppl"], 1) for label, run in runs.items()},
     "baseline_test_ppl": round(baseline["bigram_test"], 1),
     "zaremba2014-small_full_test_ppl": round(full["test_ppl"], 1),
 })

@@ -793,4 +793,4 @@ record("03_short_attention", {
     "variance_by_source": round(by_source, 2),
     "cut_m1_ppl": round(cut_ppl[1], 1),
     "cut_m5_ppl": round(cut_ppl[5], 1),
-});
+})

@@ -658,4 +658,4 @@ record("04_recurrent_memory", {
        for label, e in recall.items()},
     **{f"recall_{label}_accuracy_d>{n_memory}": round(sum(e.within(n_memory + 1)) / len(e.seeds), 3)
        for label, e in recall.items()},
-});
+})

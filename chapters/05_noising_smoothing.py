@@ -654,7 +654,7 @@ plt.show()
 # mean, per-sequence draws and data-dependent L2, checked with `python -m exercises.grader 05`.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-_ = record("05_noising_smoothing", {
+record("05_noising_smoothing", {
     "size": size, "baseline_valid_ppl": round(baseline["bigram_valid"], 1),
     "baseline_test_ppl": round(baseline["bigram_test"], 1),
     "vs_kn_valid_ppl": round(run.result["best_valid_ppl"], 1), "vs_kn_test_ppl": round(run.result["test_ppl"], 1),

@@ -620,4 +620,4 @@ record("06_comparison", {
        for label, table in recall.items() for name, values in table.items()},
     "chance": chance,
     **{f"compare_test_ppl_{name}": [round(v, 2) for v in values] for name, values in test.items()},
-});
+})
