@@ -656,11 +656,11 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     from matplotlib.patches import Circle, FancyBboxPatch
 
     rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
-        ("word", "$w_t$", "(B, T) word ids", False),
-        ("embedding", "$E_{w_t}$", "(B, T, d)", True),
-        ("lstm1", "LSTM layer 1", "(B, T, n)", True),
-        ("lstm2", "LSTM layer 2", "(B, T, n)", True),
-        ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, T, |V|)", False),
+        ("word", "$w_t$", "(B, K) word ids", False),
+        ("embedding", "$E_{w_t}$", "(B, K, d)", True),
+        ("lstm1", "LSTM layer 1", "(B, K, n)", True),
+        ("lstm2", "LSTM layer 2", "(B, K, n)", True),
+        ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, K, |V|)", False),
     ]
     fig, ax = plt.subplots(figsize=(10, 6.2))
     xs = [1.6 + 2.4 * s for s in range(steps)]
