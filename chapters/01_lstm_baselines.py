@@ -75,13 +75,15 @@ train_valid_panels({"zaremba2014-small, the paper's size (stored run)": full_his
 plt.show()
 
 # %% [markdown]
-# From the sixth epoch on, validation perplexity stays near 117 while training perplexity keeps falling, to about 44
-# at the end: the network learns its training text far better than it learns to predict new text. It is
-# **overfitting**. (In the first epoch training sits above validation only because it is averaged over an epoch in
-# which the weights still change.) Two changes follow, and section 4 tries both. Dropout on the right connections
-# treats the overfitting: it lets Zaremba et al. train networks 3.25 and 7.5 times wider to far lower perplexity (82.7
-# and 78.4 against 114.5 on the test set). Tying instead removes one of the small model's two largest matrices (the
-# output layer, as large as the embedding, holds 2.0M of its 4.65M parameters); sections 4 and 5 show that it lowers
+# From the sixth epoch on, validation perplexity stays near 117 while training perplexity keeps falling, to
+# about 44 at the end: the network learns its training text far better than it learns to predict new text. It
+# is **overfitting**. (In the first epoch training sits above validation only because it is averaged over an
+# epoch in which the weights still change.)
+#
+# Two changes follow, and section 4 tries both. Dropout on the right connections treats the overfitting: it
+# lets Zaremba et al. train networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and 78.4 against
+# 114.5 on the test set). Tying instead removes one of the small model's two largest matrices (the output
+# layer, as large as the embedding, holds 2.0M of its 4.65M parameters); sections 4 and 5 show that it lowers
 # the perplexity on held-out text without narrowing the gap.
 
 # %% [markdown]
