@@ -152,21 +152,14 @@ ITERATING_METHODS = frozenset({"apply_", "map_", "map2_"})
 LOOP_NODES = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _binds(node: ast.AST) -> set[str]:
-    """The names ``node`` binds inside itself (parameters, assignments, nested definitions, imports), which
-    shadow a builtin or a top-level function of the same name there."""
-    names = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.arg):
-            names.add(n.arg)
-        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            names.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
-            names.add(n.name)
-        elif isinstance(n, ast.alias):
-            names.add(n.asname or n.name.split(".")[0])
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
+def _bound_below(table: symtable.SymbolTable) -> set[str]:
+    """The names bound (assigned, taken as parameters, imported) in the scopes under ``table``, however deep:
+    inside a function they shadow a builtin or a top-level function of the same name."""
+    names, todo = set(), list(table.get_children())
+    while todo:
+        scope = todo.pop()
+        todo.extend(scope.get_children())
+        names |= {s.get_name() for s in scope.get_symbols() if s.is_assigned() or s.is_parameter() or s.is_imported()}
     return names
 
 
@@ -187,12 +180,14 @@ def loops_in(tree: ast.Module, function: str) -> list[int]:
     """Lines of Python loops in ``function`` and the file's own functions it calls or passes on (``vmap(helper)``):
     ``for``, ``while``, comprehensions, the iterating calls (``map``, ``functools.reduce``, ``Tensor.apply_``...,
     :data:`ITERATING_FUNCTIONS`) and recursion (a function that comes back to itself, directly or through others).
-    A name the function binds itself (a parameter ``reduce``, a local ``filter = ...``) is its own, not the builtin's."""
+    A name the function binds itself (a parameter ``reduce``, a local ``filter = ...``) is its own, not the
+    builtin's; a name it imports (``from functools import reduce``) stays the module's."""
     functions = _functions(tree)
     modules, imported = _imports(tree)
-    module_names = {n for stmt in tree.body if not isinstance(stmt, (ast.Import, ast.ImportFrom)) for n in _binds(stmt)}
-    module_names |= {stmt.name for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))}
-    own = {name: _binds(node) for name, node in functions.items()}
+    module = symtable.symtable(ast.unparse(tree), "<submission>", "exec")
+    module_names = {s.get_name() for s in module.get_symbols() if s.is_assigned()}  # defined here, not imported
+    own = {name: _bound_below(symtable.symtable(ast.unparse(node), "<function>", "exec"))
+           for name, node in functions.items()}
     # every use of an own function's name inside another (a call or a reference): (name, line)
     uses = {name: [(n.id, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Name)
                    and isinstance(n.ctx, ast.Load) and n.id in functions and n.id not in own[name]]
@@ -218,7 +213,7 @@ def loops_in(tree: ast.Module, function: str) -> list[int]:
 
     lines = set()
     for name in reachable(function):
-        shadowed = own[name] | (module_names - imported)
+        shadowed = (own[name] | module_names) - imported
         lines |= {n.lineno for n in ast.walk(functions[name])
                   if isinstance(n, LOOP_NODES) or (isinstance(n, ast.Call) and iterates(n, shadowed))}
         lines |= {line for used, line in uses[name] if name in reachable(used)}  # recursion

@@ -158,6 +158,7 @@ LOOP_CASES = {
     "def f(x):\n    return torch.stack(list(map(lambda t: x[t], range(3))))\n": [2],
     "import functools\ndef f(x):\n    return functools.reduce(lambda a, b: a + b, x)\n": [3],
     "from functools import reduce as fold\ndef f(x):\n    return fold(lambda a, b: a + b, x)\n": [3],
+    "def f(x):\n    from functools import reduce\n    return reduce(lambda a, b: a + b, x)\n": [3],  # imported inside
     "import numpy as np\ndef f(x):\n    return np.vectorize(lambda v: v + 1)(x)\n": [3],
     "import numpy as np\ndef f(x):\n    return np.maximum.accumulate(x) + np.add.reduce(x)\n": [],
     "def f(x):\n    return x.apply_(lambda v: v * 2)\n": [2],

@@ -4,12 +4,12 @@
     python -m mlm reproduce cpu --jobs 2            # two runs at once on a 2-core machine, one thread each
 
 Every run keeps its paper's protocol and schedule (the paper's epochs, or its early stopping; Salton's runs
-stop after at most 24 epochs, see SALTON_EPOCHS) and its paper's own control under the same protocol; only the width (and where said, the data) shrinks. Every claim
-has three seeds a side (one seed decides nothing under the book's rule, :func:`mlm.claims.verdict`), and a
-run no claim reads is not in the manifest. ``hours`` is the estimate for one thread on a 2-core x86_64
-machine with another run beside it (measured training tokens/second x the schedule's tokens, see
-:data:`ESTIMATES`); ``epochs`` is the expected epoch count where early stopping decides it; ``tokens`` is
-the training tokens of that schedule (for a GPU estimate).
+stop after at most 24 epochs, see SALTON_EPOCHS) and its paper's own control under the same protocol; only the
+width (and where said, the data) shrinks. Every claim has three seeds a side (one seed decides nothing under
+the book's rule, :func:`mlm.claims.verdict`), and a run no claim reads is not in the manifest. ``hours`` is
+the estimate for one thread on a 2-core x86_64 machine with another run beside it (measured training
+tokens/second x the schedule's tokens, see :data:`ESTIMATES`); ``epochs`` is the expected epoch count where
+early stopping decides it; ``tokens`` is the training tokens of that schedule (for a GPU estimate).
 """
 
 import dataclasses

@@ -10,8 +10,9 @@ results/README.md for the machines).
 
 from mlm.reproduce import runs
 
-# Formerly chapter 03's (a record now): each Daniluk preset's reduced configuration with every WikiText-2 article cut to its first
-# 1,000 tokens, batch 64 and Adam at 0.001 as in the paper, one epoch; window models get analysis.json.
+# Formerly chapter 03's (a record now): each Daniluk preset's reduced configuration with every WikiText-2
+# article cut to its first 1,000 tokens, batch 64 and Adam at 0.001 as in the paper, one epoch; window models
+# get analysis.json.
 _medium = ["data.max_document_tokens=1000", "data.vocab_size=10000", "data.batch_size=64", "train.lr=0.001", "train.epochs=1"]
 DANILUK = [r for name in ("lstm", "attention-L10", "kv-L10", "kvp-L5", "ngram4", "kvp-L15")
            for r in runs("daniluk2017-wt2-medium", name, f"daniluk2017-wt2-{name}", "reduced", _medium,
