@@ -41,6 +41,7 @@ html_context = {"default_mode": "light"}  # no mode stored yet: the theme logs a
 html_favicon = "favicon.svg"  # without an icon, browsers ask for /favicon.ico and log its 404
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_js_files = ["book.js"]
 html_show_sourcelink = False
 
 # MathJax 3 from the django-static-mathjax wheel (MathJax's own files, Apache-2.0), copied into

@@ -328,3 +328,39 @@ def test_links_between_pages_resolve(visits, server):
                if fragment and url in anchors and fragment not in anchors[url]]
     none_of(sorted(broken), "links that do not resolve")
     assert len(links) > len(PAGES)  # the navigation alone links every page
+
+
+# Run on a chapter page: how many code cells scroll sideways; then what the article header's buttons do.
+READ_CODE = r"""
+const cells = [...document.querySelectorAll('div.cell_input pre')];
+return {cells: cells.length, scrolling: cells.filter(p => p.scrollWidth > p.clientWidth + 2).length,
+        article: document.querySelector('.bd-article').clientWidth};
+"""
+CLICK = "document.querySelector('.bd-header-article .' + arguments[0]).click();"
+ARTICLE = "return document.querySelector('.bd-article').clientWidth;"
+OUTLINE = r"""
+const modal = document.getElementById('pst-secondary-sidebar-modal');
+const open = modal.open && modal.querySelectorAll('a').length > 0;
+if (modal.open) modal.close();
+return open;
+"""
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_chapter_layout_at_a_laptop_width(browser, server, page):
+    """At 1280 px (the browser's window) the code fits the text column, and the article header's menu and
+    outline buttons work: the theme binds its toggles to the top bar's buttons, which book.css hides, and
+    book.js forwards the article header's clicks to them."""
+    import time
+
+    browser.get(server + page)
+    assert browser.execute_script("return window.innerWidth") >= 1200, "the test reads the 1200-1500 px layout"
+    seen = browser.execute_script(READ_CODE)
+    assert seen["scrolling"] <= max(1, seen["cells"] // 10), f"{page}: code cells scroll sideways: {seen}"
+    browser.execute_script(CLICK, "primary-toggle")  # the menu: hides the chapters' list, widening the text
+    time.sleep(0.5)
+    wider = browser.execute_script(ARTICLE)
+    assert wider > seen["article"] + 100, f"{page}: the menu button does nothing ({seen['article']} -> {wider} px)"
+    browser.execute_script(CLICK, "secondary-toggle")  # the outline: opens the page's contents
+    time.sleep(0.5)
+    assert browser.execute_script(OUTLINE), f"{page}: the outline button does not open the page's contents"
