@@ -340,9 +340,10 @@ CLICK = "document.querySelector('.bd-header-article .' + arguments[0]).click();"
 ARTICLE = "return document.querySelector('.bd-article').clientWidth;"
 OUTLINE = r"""
 const modal = document.getElementById('pst-secondary-sidebar-modal');
-const open = modal.open && modal.querySelectorAll('a').length > 0;
-if (modal.open) modal.close();
-return open;
+const link = modal.querySelector('a');
+const box = link ? link.getBoundingClientRect() : null;
+return {open: modal.open, scrollY: window.scrollY,
+        linkInView: box !== null && box.top >= 0 && box.bottom <= window.innerHeight && box.width > 0};
 """
 
 
@@ -350,17 +351,24 @@ return open;
 def test_chapter_layout_at_a_laptop_width(browser, server, page):
     """At 1280 px (the browser's window) the code fits the text column, and the article header's menu and
     outline buttons work: the theme binds its toggles to the top bar's buttons, which book.css hides, and
-    book.js forwards the article header's clicks to them."""
-    import time
+    book.js forwards the article header's clicks to them. The outline opens in view, where the reader is."""
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(server + page)
-    assert browser.execute_script("return window.innerWidth") >= 1200, "the test reads the 1200-1500 px layout"
+    assert 1200 <= browser.execute_script("return window.innerWidth") < 1500, "the test reads the 1200-1500 px layout"
     seen = browser.execute_script(READ_CODE)
     assert seen["scrolling"] <= max(1, seen["cells"] // 10), f"{page}: code cells scroll sideways: {seen}"
+
     browser.execute_script(CLICK, "primary-toggle")  # the menu: hides the chapters' list, widening the text
-    time.sleep(0.5)
-    wider = browser.execute_script(ARTICLE)
-    assert wider > seen["article"] + 100, f"{page}: the menu button does nothing ({seen['article']} -> {wider} px)"
+    try:
+        WebDriverWait(browser, 5).until(lambda b: b.execute_script(ARTICLE) > seen["article"] + 100)
+    except Exception:  # selenium's TimeoutException: say what the reader sees
+        pytest.fail(f"{page}: the menu button does nothing ({seen['article']} px before and after)")
+
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight / 2)")
+    middle = browser.execute_script("return window.scrollY")
     browser.execute_script(CLICK, "secondary-toggle")  # the outline: opens the page's contents
-    time.sleep(0.5)
-    assert browser.execute_script(OUTLINE), f"{page}: the outline button does not open the page's contents"
+    outline = browser.execute_script(OUTLINE)
+    browser.execute_script("document.getElementById('pst-secondary-sidebar-modal').close()")
+    assert outline["open"] and outline["linkInView"], f"{page}: the outline does not open in view: {outline}"
+    assert outline["scrollY"] == middle, f"{page}: opening the outline moves the page ({middle} -> {outline})"

@@ -1,15 +1,18 @@
-// The theme binds each sidebar toggle to the first button of its kind in the page, which sits in the top bar
-// that book.css hides (#pst-header). The article header's own buttons (the menu at the left, the outline at the
-// right) forward their clicks to those, so that they open and close the sidebars.
+// The theme binds each sidebar toggle to the first button of its kind in the page (document.querySelector),
+// which sits in the top bar that book.css hides (#pst-header). The article header's own buttons (the menu at
+// the left, the outline at the right) forward their clicks to that bound button, so that they open and close
+// the sidebars; a button the theme itself listens to is left alone, so no click toggles twice.
 document.addEventListener("DOMContentLoaded", () => {
   for (const kind of ["primary-toggle", "secondary-toggle"]) {
-    const bound = document.querySelector(`#pst-header .${kind}`);
+    const bound = document.querySelector(`.${kind}`);
     if (!bound) continue;
     document.querySelectorAll(`.bd-header-article .${kind}`).forEach((button) => {
+      if (button === bound) return;
       button.addEventListener("click", (event) => {
         event.preventDefault();
+        event.stopImmediatePropagation();
         bound.click();
-      });
+      }, {capture: true});
     });
   }
 });
