@@ -570,11 +570,12 @@ show_claims(list(decided.values()))
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.claims import CONTRADICTED, NOT_SETTLED, SMALLER, SMALLER_GAIN, SUPPORTED
 from mlm.claims import relative_change
-from mlm.table import chapter_evidence
+from mlm.manifests import cpu
+from mlm.table import stored_claims
 
 verdicts = {name: row.verdict for name, row in decided.items()}
-salton_own = chapter_evidence("02", "../results")[0][0]  # chapter 02's first row: the paper's recipe
-assert "the paper's protocol" in salton_own.question and salton_own.verdict == SUPPORTED, salton_own
+salton_own, = stored_claims([c for c in cpu.CLAIMS if c.group == "cpu-salton2017-ptb"], "cpu", results_dir)
+assert salton_own.verdict == SUPPORTED, salton_own  # chapter 02's row of the paper's recipe
 assert round(100 * relative_change(*salton_own.seeds[:2])[0], 1) == -8.4, salton_own  # "8.4%"
 change = {name: relative_change(*row.seeds[:2])[0] for name, row in decided.items()}
 paper = {name: row.seeds[2] for name, row in decided.items()}

@@ -61,6 +61,15 @@ def graded_nodes(tree: ast.Module):
             yield from ast.walk(statement)
 
 
+def _scopes(table: symtable.SymbolTable):
+    """``table`` and every scope nested in it, however deep (functions, lambdas, comprehensions, classes)."""
+    todo = [table]
+    while todo:
+        scope = todo.pop()
+        todo.extend(scope.get_children())
+        yield scope
+
+
 def _own_names(tree: ast.Module) -> tuple[set[str], set[str]]:
     """``(local, bound)`` over the graded code, from Python's own symbol tables (:mod:`symtable`). ``local``: the
     names every use of which is a function's, lambda's or comprehension's own (a parameter, a local variable,
@@ -69,10 +78,7 @@ def _own_names(tree: ast.Module) -> tuple[set[str], set[str]]:
     submission binds somewhere (defines, assigns, takes as a parameter)."""
     graded = ast.Module(body=[s for s in tree.body if not _is_main_guard(s)], type_ignores=[])
     local, unsafe, bound = set(), set(), set()
-    todo = [symtable.symtable(ast.unparse(graded), "<submission>", "exec")]
-    while todo:
-        table = todo.pop()
-        todo.extend(table.get_children())
+    for table in _scopes(symtable.symtable(ast.unparse(graded), "<submission>", "exec")):
         for symbol in table.get_symbols():
             name = symbol.get_name()
             if symbol.is_assigned() or symbol.is_parameter():
@@ -155,12 +161,8 @@ LOOP_NODES = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.D
 def _bound_below(table: symtable.SymbolTable) -> set[str]:
     """The names bound (assigned, taken as parameters, imported) in the scopes under ``table``, however deep:
     inside a function they shadow a builtin or a top-level function of the same name."""
-    names, todo = set(), list(table.get_children())
-    while todo:
-        scope = todo.pop()
-        todo.extend(scope.get_children())
-        names |= {s.get_name() for s in scope.get_symbols() if s.is_assigned() or s.is_parameter() or s.is_imported()}
-    return names
+    return {s.get_name() for child in table.get_children() for scope in _scopes(child) for s in scope.get_symbols()
+            if s.is_assigned() or s.is_parameter() or s.is_imported()}
 
 
 def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:

@@ -166,16 +166,13 @@ ESTIMATES = {
     # estimate_hours.py --batches 20 for the vanilla model (2,999 tok/s; the 4,181 once written here was 40%
     # too fast), the others from 20 training steps run side by side with the vanilla model's (dn-kn 1.04 times
     # its speed, vs-kn 1.00, vs-elementwise 0.91).
-    "cpu-kong2019-ptb-grid/dropout0.0": (5.2, 55.8e6),  # 2,999 train tok/s, 60 epochs, 2.7M parameters
-    "cpu-kong2019-ptb-grid/dropout0.05": (5.2, 55.8e6),
-    "cpu-kong2019-ptb-grid/dropout0.1": (5.2, 55.8e6),
-    "cpu-kong2019-ptb-grid/dropout0.2": (5.2, 55.8e6),
-    "cpu-kong2019-ptb-grid/dropout0.35": (5.2, 55.8e6),
     "cpu-kong2019-ptb/vanilla-tied": (5.2, 55.8e6),  # 2,999 train tok/s, 60 epochs, 2.7M parameters
     "cpu-kong2019-ptb/dn-kn": (5.0, 55.8e6),  # about 3,120 train tok/s
     "cpu-kong2019-ptb/vs-kn": (5.2, 55.8e6),  # about 3,000 train tok/s
     "cpu-kong2019-ptb/vs-elementwise": (5.7, 55.8e6),  # about 2,730 train tok/s
 }
+# every grid run is the vanilla model at one dropout
+ESTIMATES |= {f"cpu-kong2019-ptb-grid/dropout{d}": ESTIMATES["cpu-kong2019-ptb/vanilla-tied"] for d in KONG_DROPOUT_GRID}
 RUNS = [dataclasses.replace(r, hours=ESTIMATES[f"{r.group}/{r.base}"][0], tokens=ESTIMATES[f"{r.group}/{r.base}"][1])
         for r in RUNS]
 
