@@ -200,8 +200,10 @@ def cmd_reproduce(args) -> int:
         from mlm.reproduce import load_manifest, select
         from mlm.table import format_claims
 
-        groups = {s.group for s in select(load_manifest(args.manifest), args.only)} if args.only else None
-        claims = format_claims(Path(args.manifest).stem, Path(args.root) / "results", groups)
+        results = Path(args.root) / "results"
+        groups = ({s.group for s in select(load_manifest(args.manifest, results), args.only)} if args.only
+                  else None)
+        claims = format_claims(Path(args.manifest).stem, results, groups)
         if claims:
             print(claims)
     return status

@@ -15,8 +15,10 @@ file beside them. How the runs are started, here or on a Slurm cluster, is :mod:
     python -m mlm reproduce full --launcher slurm --partition gpu --time 240    # a Slurm job array
 
 Manifests are Python modules ``mlm/manifests/NAME.py`` holding ``RUNS``, or JSON files (see
-:func:`load_manifest`). The training engine checkpoints after every epoch, so a run stopped for
-any reason continues from its last epoch when ``reproduce`` runs again.
+:func:`load_manifest`). A module whose later runs depend on earlier ones' results (a grid that chooses
+the setting the rest share) defines ``manifest(results)`` too, and one ``reproduce`` trains the grid, then
+what its choice lists (:func:`reproduce_stages`). The training engine checkpoints after every epoch, so a
+run stopped for any reason continues from its last epoch when ``reproduce`` runs again.
 """
 
 from __future__ import annotations
@@ -94,8 +96,10 @@ def runs(group: str, name: str, preset: str, size: str = "full", overrides: Iter
     return [RunSpec(group, f"{name}/seed{s}", preset, size, overrides, seed=s, **fields) for s in seeds]
 
 
-def load_manifest(name: str | Path) -> list[RunSpec]:
+def load_manifest(name: str | Path, results: Path | None = None) -> list[RunSpec]:
     """The runs of manifest ``name``: a module ``mlm.manifests.NAME`` (its ``RUNS`` list) or a JSON file.
+    ``results``: the folder of stored results that decides a staged module's runs (its ``manifest(results)``,
+    e.g. ``ROOT/results`` for ``reproduce --root ROOT``); without it, the repository's (``RUNS``).
 
     A JSON manifest is ``{"runs": [{"group": ..., "name": ..., "preset": ..., "size": "full",
     "set": ["train.lr=0.5"], "seeds": [0, 1, 2], "post": [...], "hours": 1.5}, ...]}``.
@@ -115,7 +119,8 @@ def load_manifest(name: str | Path) -> list[RunSpec]:
         except ModuleNotFoundError as err:
             raise ConfigError(f"unknown manifest {name!r}; known: {', '.join(manifest_names())}, "
                               "or a path to a .json manifest") from err
-        specs = list(module.RUNS)
+        staged = getattr(module, "manifest", None)
+        specs = list(staged(results) if results is not None and callable(staged) else module.RUNS)
     return check_runs(specs, name)
 
 
@@ -360,6 +365,26 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
     return states
 
 
+def reproduce_stages(load: Callable[[], list[RunSpec]], manifest: str, layout: Layout,
+                     echo: Callable[[str], None] = print, **options) -> tuple[list[RunSpec], dict[str, str]]:
+    """:func:`reproduce` the runs that ``load()`` lists, then list them again and go on while the list grows:
+    a staged manifest (a grid whose choice the later runs share) lists its later runs only once the grid is
+    stored, and the same call trains them. Returns the last list and its states. A dry run, or a Slurm
+    submission (which returns before the runs end), does one stage: run the command again when it has ended."""
+    specs, seen = load(), set()
+    while True:
+        states = reproduce(specs, manifest, layout, echo=echo, **options)
+        if options.get("dry_run") or options.get("launcher", "jobs") == "slurm":
+            return specs, states
+        seen |= {s.id for s in specs}
+        more = load()
+        new = [s.id for s in more if s.id not in seen]
+        if not new:
+            return specs, states
+        echo(f"[next] the stored runs list {len(new)} more run(s) of {manifest}: {', '.join(new)}")
+        specs = more
+
+
 def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
     """One line per run: state, id, hours, preset and overrides; then the runs per state and the totals: the
     CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
@@ -397,8 +422,9 @@ def read_speeds(path: str | Path) -> dict[str, float]:
 # -- the command line ------------------------------------------------------------------------------
 def main(args) -> int:
     """``python -m mlm reproduce`` (arguments parsed in :mod:`mlm.cli`)."""
-    specs = select(load_manifest(args.manifest), args.only)
     layout = Layout(Path(args.root).resolve() if args.launcher != "jobs" else Path(args.root))
+    load = lambda: select(load_manifest(args.manifest, layout.root / "results"), args.only)  # noqa: E731
+    specs = load()
     if not specs:
         print(f"no run of {args.manifest} matches {args.only}", file=sys.stderr)
         return 2
@@ -414,8 +440,9 @@ def main(args) -> int:
         return 0
     slurm = SlurmOptions(args.partition, args.account, args.time, args.gpus_per_job, args.cpus_per_job,
                          args.parallelism)
-    states = reproduce(specs, args.manifest, layout, jobs=args.jobs, cores=args.cores, device=args.device,
-                       dry_run=args.dry_run, launcher=args.launcher, slurm=slurm, overrides=args.overrides)
+    specs, states = reproduce_stages(load, args.manifest, layout, jobs=args.jobs, cores=args.cores,
+                                     device=args.device, dry_run=args.dry_run, launcher=args.launcher,
+                                     slurm=slurm, overrides=args.overrides)
     if args.dry_run or args.launcher == "slurm":  # the jobs run on: --list follows them
         return 0
     not_done = [i for i, s in states.items() if s != "done"]

@@ -735,6 +735,35 @@ def test_kong_vanilla_seed0_is_the_grids_chosen_run():
         assert len(specs) - len(cpu.KONG_DROPOUT_GRID) == 12 and copies[0].config().model.dropout == dropout
 
 
+def test_a_staged_manifest_trains_its_later_runs_in_the_same_call(tmp_path):
+    """A manifest whose later runs depend on stored results (Kong's grid, then the four models at its choice):
+    reproduce_stages trains the first stage, lists again, and trains what the stored result adds; a dry run
+    stops after one stage. The cpu manifest lists Kong's models from the results folder it is given."""
+    from mlm.manifests import cpu
+
+    first = rp.RunSpec("g", "grid", "synthetic-tiny", "full", tuple(TINY))
+    second = rp.RunSpec("h", "chosen", "synthetic-tiny", "full", (*TINY, "model.hidden_size=24"))
+    layout = rp.Layout(tmp_path)
+    load = lambda: [first] + ([second] if (layout.result_dir(first) / "result.json").is_file() else [])  # noqa: E731
+    messages = []
+    specs, states = rp.reproduce_stages(load, "staged", layout, dry_run=True, echo=messages.append)
+    assert [s.id for s in specs] == ["g/grid"] and states == {"g/grid": "missing"}
+    specs, states = rp.reproduce_stages(load, "staged", layout, jobs=1, cores=1, echo=messages.append)
+    assert states == {"g/grid": "done", "h/chosen": "done"} and [s.id for s in specs] == ["g/grid", "h/chosen"]
+    assert "[next] the stored runs list 1 more run(s) of staged: h/chosen" in messages
+    assert json.loads((layout.result_dir(second) / "config.json").read_text())["model"]["hidden_size"] == 24
+
+    results = tmp_path / "kong"  # the cpu manifest: the grid alone, then the grid and the four models
+    assert {s.group for s in rp.load_manifest("cpu", results) if "kong" in s.group} == {"cpu-kong2019-ptb-grid"}
+    for i, d in enumerate(cpu.KONG_DROPOUT_GRID):
+        folder = results / "cpu-kong2019-ptb-grid" / f"dropout{d}"
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(json.dumps({"best_valid_ppl": 100.0 + i}))
+    kong = [s for s in rp.load_manifest("cpu", results) if s.group == "cpu-kong2019-ptb"]
+    assert len(kong) == 12 and {s.config().model.dropout for s in kong} == {cpu.KONG_DROPOUT_GRID[0]}
+    assert all(s.hours for s in kong)
+
+
 # -- launching through submitit ----------------------------------------------------------------------
 def test_local_launcher_runs_a_manifest_end_to_end_through_submitit(tmp_path, capsys):
     """``reproduce --launcher local``: each missing run becomes a submitit job on this machine, which trains it

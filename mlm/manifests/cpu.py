@@ -134,9 +134,6 @@ def kong_runs(dropout: float | None) -> list:
                    if r.name == "vanilla-tied/seed0" else r for r in models]
 
 
-KONG = kong_runs(KONG_DROPOUT)
-
-RUNS = [*PRESS, *SALTON, *DANILUK, *TRAN, *KONG]
 
 # run -> (hours on one thread, training tokens of the expected schedule). Measured on the 2-core x86_64
 # machine with one thread per run and another run beside it: the Tran runs from their stored result.json
@@ -173,8 +170,17 @@ ESTIMATES = {
 }
 # every grid run is the vanilla model at one dropout
 ESTIMATES |= {f"cpu-kong2019-ptb-grid/dropout{d}": ESTIMATES["cpu-kong2019-ptb/vanilla-tied"] for d in KONG_DROPOUT_GRID}
-RUNS = [dataclasses.replace(r, hours=ESTIMATES[f"{r.group}/{r.base}"][0], tokens=ESTIMATES[f"{r.group}/{r.base}"][1])
-        for r in RUNS]
+
+
+def manifest(results: Path = RESULTS) -> list:
+    """Every run of the manifest given the stored runs in ``results``: Kong's four models are listed once
+    the dropout grid stored there has chosen (``reproduce --root ROOT`` reads ``ROOT/results``)."""
+    specs = [*PRESS, *SALTON, *DANILUK, *TRAN, *kong_runs(grid_choice(results))]
+    return [dataclasses.replace(r, hours=ESTIMATES[f"{r.group}/{r.base}"][0], tokens=ESTIMATES[f"{r.group}/{r.base}"][1])
+            for r in specs]
+
+
+RUNS = manifest()
 
 # Each paper's claim that these runs test, shown in its chapter's claims table and in the README's table
 # (:func:`mlm.table.stored_claims` builds the rows from whatever results/ holds), beside the pair the paper
