@@ -265,9 +265,9 @@ def ngram_head_diagram(n: int = 4, ax=None):
         _, ax = plt.subplots(figsize=(8, 5))
     parts = n - 1
     colors = [plt.cm.viridis(0.15 + 0.7 * j / max(parts - 1, 1)) for j in range(parts)]
-    xs = [1.3 * i for i in range(parts)]  # h_{t-N+2} .. h_t
+    xs = [1.3 * i for i in range(parts)]  # h_t .. h_{t-N+2}: newest on the left, so no arrows cross
     for i, x in enumerate(xs):
-        back = parts - 1 - i  # steps back
+        back = i  # steps back
         for j in range(parts):
             used = j == back  # part j+1 of the output j steps back
             ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
@@ -275,6 +275,9 @@ def ngram_head_diagram(n: int = 4, ax=None):
             ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
                     color="white" if used else "0.3")
         ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
+    ax.annotate("", xy=(xs[-1] + 0.3, -0.62), xytext=(xs[0] - 0.3, -0.62),
+                arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 1.0})
+    ax.text(xs[0] - 0.4, -0.62, "further back", ha="right", va="center", fontsize=8, color="0.4")
     ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
             "faded parts serve other steps", va="center", fontsize=8)
 
@@ -286,17 +289,16 @@ def ngram_head_diagram(n: int = 4, ax=None):
     box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}k)", 4.6)
     box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, k)   Eq. 13", 4.6)
     box(centre, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 4.6)
-    for i, x in enumerate(xs):
-        j = parts - 1 - i
-        side = 0.3 if i < parts - 1 else -0.3  # leave from the side of the part, clear of the others
-        # each part lands under its own term of the box, whose order is the paper's: h^1_t first
-        ax.annotate("", xy=(centre + 0.6 * (j - (parts - 1) / 2), cat_y - 0.36), xytext=(x + side, 0.5 * j + 0.25),
-                    arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.4})
+    for j, x in enumerate(xs):  # part j+1 of the output j steps back
+        # an arrow in the part's colour, from the top of its column to its own term of the box, whose order
+        # is the paper's: h^1_t first
+        ax.annotate("", xy=(centre + 0.6 * (j - (parts - 1) / 2), cat_y - 0.36), xytext=(x, 0.5 * parts + 0.05),
+                    arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.6})
     for y0, y1 in ((cat_y, merge_y), (merge_y, out_y)):
         ax.annotate("", xy=(centre, y1 - 0.36), xytext=(centre, y0 + 0.34),
                     arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.3})
     ax.set_xlim(xs[0] - 1.9, xs[-1] + 2.6)
-    ax.set_ylim(-0.7, out_y + 0.5)
+    ax.set_ylim(-0.85, out_y + 0.5)
     ax.set_axis_off()
     ax.set_title(f"The {n}-gram RNN (Daniluk et al. 2017, Figure 1d)", fontsize=11)
     return ax

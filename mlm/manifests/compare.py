@@ -92,7 +92,7 @@ QUESTIONS = {
     "kvp-L5": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
     "ngram4": f"{MATCHED}; PTB sentences, not the paper's Wikipedia documents",
     "rm-tm-g": f"{MATCHED}, which leaves RM a 66-unit LSTM; the paper compares at equal width (d = 128): "
-               "chapter 04's evidence; the paper's numbers are on English news, not PTB",
+               "the cpu-tran2016-ptb rows; the paper's numbers are on English news, not PTB",
     "rmr-notm-g": f"{MATCHED}, which leaves RMR two 65-unit layers that cannot fit the training text; the paper "
                   "compares at equal width, on English news, not PTB",
     "vs-kn-tied": f"{MATCHED}; the control has no dropout and overfits (the paper's control is regularized)",
