@@ -363,6 +363,29 @@ def test_mode_prediction_and_proper_sampled_softmax():
     torch.testing.assert_close(probs.sum(-1), torch.ones(3, 5))
 
 
+def test_a_test_time_draw_can_keep_the_output_rows_at_their_mean():
+    """draw_outputs=False: a test-time draw of variational smoothing reads every output row at the mean of q
+    (only the inputs are drawn); evaluate_sampled sets it for its draws and restores it after."""
+    import torch.nn.functional as F
+
+    smooth = _tiny_lm(_smoother(gamma=0.5, smooth_output=True)).eval()
+    reg, x = smooth.regularizer, torch.randn(3, 5, 6)
+    mean = F.linear(x, reg.mean_weight(smooth.decoder.weight), smooth.decoder.bias)
+    reg.sampling = True
+    with torch.no_grad():
+        assert not torch.allclose(reg.decode(smooth.decoder, x), mean), "a draw of every row differs from the mean"
+        reg.draw_outputs = False
+        torch.testing.assert_close(reg.decode(smooth.decoder, x), mean)
+    cfg = mlm.get_preset("synthetic-tiny", overrides={"model.regularizer": "smooth", "model.noise_gamma": 0.5,
+                                                      "model.tie_weights": True, "data.max_eval_tokens": 60})
+    corpus = mlm.load_data(cfg)
+    model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus)
+    reg, decode, seen = model.regularizer, model.regularizer.decode, []
+    reg.decode = lambda decoder, h: (seen.append(reg.draw_outputs), decode(decoder, h))[1]
+    evaluate_sampled(model, mlm.build_batches(cfg, corpus, "valid"), samples=2, draw_outputs=False)
+    assert seen and not any(seen) and reg.draw_outputs and not reg.sampling
+
+
 def test_load_run_rebuilds_a_count_based_regularizer(tmp_path):
     """A finished run with data noising reads back: its proposal is counted again from the corpus."""
     from mlm.training import load_run, train

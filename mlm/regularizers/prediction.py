@@ -29,9 +29,11 @@ AVERAGES = ("probability", "log-likelihood")
 
 @torch.no_grad()
 def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None,
-                     average: str = "probability") -> EvalResult:
+                     average: str = "probability", draw_outputs: bool = True) -> EvalResult:
     """Total NLL and token count over ``samples`` draws, averaged per token as ``average`` says
-    ("probability" or "log-likelihood", the paper's section 5.4)."""
+    ("probability" or "log-likelihood", the paper's section 5.4). ``draw_outputs=False``: variational
+    smoothing draws its input rows only and keeps every output row at the mean of q (data noising draws
+    no output row either way)."""
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {', '.join(AVERAGES)}, got {average!r}")
     reg = getattr(model, "regularizer", None)
@@ -43,6 +45,9 @@ def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None,
     was_training = model.training
     model.eval()
     reg.sampling = True
+    kept_outputs = getattr(reg, "draw_outputs", None)
+    if kept_outputs is not None:
+        reg.draw_outputs = draw_outputs
     total = torch.zeros((), dtype=torch.float64, device=device)
     tokens = 0
     states = [None] * samples
@@ -66,5 +71,7 @@ def evaluate_sampled(model, batches: Batches, samples: int = 20, device=None,
             total -= (mean_lp * batch.mask).sum()
     finally:
         reg.sampling = False
+        if kept_outputs is not None:
+            reg.draw_outputs = kept_outputs
         model.train(was_training)
     return EvalResult(float(total), tokens)

@@ -41,7 +41,8 @@ Options, each from the paper:
   the same for the element-wise variant, or with ``sampling`` switched on, fresh draws (S of them
   with :func:`mlm.regularizers.prediction.evaluate_sampled`, section 5.4, averaging their
   probabilities or, as the paper says, their log-likelihoods). A test-time draw replaces every
-  output row, not only the target's, so that each draw is a proper distribution.
+  output row, not only the target's, so that each draw is a proper distribution; with
+  ``draw_outputs`` off it draws the inputs only and keeps every output row at its mean.
 
 **The KL term and the data-dependent L2 (our derivation).** With the prior p(e) = N(0, I),
 Gal & Ghahramani's approximation of the KL of a mixture of narrow Gaussians keeps, for word i,
@@ -111,6 +112,7 @@ class VariationalSmoothing(EmbeddingRegularizer):
         self.register_buffer("l2_coefficient", coef.float(), persistent=False)  # (vocab,) c_v
         self._tokens: torch.Tensor | None = None
         self.prediction = "mean"  # evaluation without sampling: "mean" of q (section 4.1) or "mode" (the base matrix)
+        self.draw_outputs = True  # a test-time draw redraws every output row; False keeps O at the mean of q
 
     # -- drawing from q ----------------------------------------------------------------
     def draw(self, words: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -171,7 +173,10 @@ class VariationalSmoothing(EmbeddingRegularizer):
             return F.linear(x, self.mean_weight(decoder.weight), decoder.bias)  # Eq. 5's mean
         if not self.training:
             # Sampling at test time (section 5.4): one draw of *every* output row, so that each draw gives a
-            # proper distribution over the vocabulary (drawing only the target's row would not sum to one).
+            # proper distribution over the vocabulary (drawing only the target's row would not sum to one),
+            # or with draw_outputs off the rows' mean, so that only the inputs are drawn.
+            if not self.draw_outputs:
+                return F.linear(x, self.mean_weight(decoder.weight), decoder.bias)
             words = torch.arange(self.vocab_size, device=x.device)
             return F.linear(x, self.sample_vectors(decoder.weight, words), decoder.bias)
         if targets is None or targets.shape != x.shape[:2]:
