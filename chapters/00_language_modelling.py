@@ -76,9 +76,10 @@ torch.set_printoptions(precision=4, sci_mode=False)
 # its probability evenly over $|V|$ words has perplexity exactly $|V|$; a perfect model has perplexity 1.
 #
 # Three details decide whether two perplexities can be compared at all: **which tokens are counted** (the book
-# always counts every word and every `<eos>`, never padding), **which vocabulary** maps them (a smaller one
-# turns more words into `<unk>` and makes the task easier), and **what the model may condition on** (the
-# protocol, section 3, which every result names). Let us check the uniform-model claim numerically.
+# always counts every word and every `<eos>`, never padding), **which vocabulary** maps them (a smaller one turns
+# more words into `<unk>`, the one token that stands for every word outside it, and makes the task easier), and
+# **what the model may condition on** (the protocol, section 3, which every result names). Let us check the
+# uniform-model claim numerically.
 
 # %%
 vocab_size = 10_000
@@ -367,7 +368,7 @@ grads = [torch.autograd.grad(out.sum(), lm.lstm.weight_hh_l0, retain_graph=True)
 print("gradient wrt W_hh (layer 0) agrees:", torch.allclose(*grads, atol=1e-10))
 
 # %% [markdown]
-# (In double precision the two differ only in rounding, far below $10^{-12}$.)
+# (In double precision the two differ only in rounding: every difference lies below $10^{-12}$.)
 #
 # ### Speed: why the book never loops over time in a model
 #
@@ -411,6 +412,7 @@ print(f"speed-up of the fused kernel: {timings['ManualLSTM (loop)'] / timings['n
 # The distance $d$ is drawn uniformly from 2 to 60. The number of words *before* the source pair, the
 # **prefix**, is drawn from 0 to 60 on its own, so at every $d$ the question can come early or late in the
 # line. A model that merely does worse near the start of a line then shows it by position, not by $d$.
+# Positions count from 0: a line's first word is at position 0.
 
 # %%
 from mlm.data.tasks import critical_chance, recall_task
@@ -428,7 +430,7 @@ critical = task.critical["train"]
 d = np.array([c.distance for c in critical])
 position = np.array([c.position for c in critical])
 fig, ax = plt.subplots(figsize=(6, 4))
-*_, image = ax.hist2d(d, position, bins=[np.arange(1.5, 62, 2), np.arange(-0.5, 124, 4)], cmap="Greys")
+*_, image = ax.hist2d(d, position, bins=[np.arange(1.5, 61, 1), np.arange(-0.5, 124, 4)], cmap="Greys")
 fig.colorbar(image, ax=ax, label="training lines")
 ax.set_xlabel("distance d to the source")
 ax.set_ylabel("position of the critical token in its line")
@@ -460,32 +462,42 @@ assert round(mean_position[2]) == 56 and round(mean_position[41]) == 65 and band
 # %% [markdown]
 # ## 6. How the book decides a claim
 #
-# Each paper claims that its model beats a *control*, the same network without the paper's addition (usually
-# the LSTM). Daniluk et al. (chapter 03), for example, report that attention over the last five outputs lowers
-# the LSTM's test perplexity from 85.2 to 82.2, by 3.5%. (The papers' models, with their variants, are the
-# book's *families*.) The book trains both sides with three *seeds* or more, runs that differ only in the
-# random seed (the initial weights and the order of the batches), and compares the **relative change** of the
-# mean test perplexity,
+# Each paper claims that its model beats a *control*, the same network without the paper's addition (usually the
+# LSTM). Daniluk et al. (chapter 03), for example, report that attention over a window of the last $L = 5$ outputs
+# lowers the LSTM's test perplexity by 3.5% (printed below). (The papers' models, with their variants, are the
+# book's *families*.) The book trains both sides with three *seeds* or more, runs that differ only in the random
+# seed (the initial weights and the order of the batches), and compares the **relative change** of the mean test
+# perplexity,
 #
 # $$ r = \frac{\bar{p}_{\text{model}}}{\bar{p}_{\text{control}}} - 1, $$
 #
-# negative when the model is better. The runs below answer the book's question, not the paper's: both sides
-# are trained on PTB sentences at about 2.70M parameters under one recipe (chapter 06), while the paper's
-# numbers come from its Wikipedia corpus.
+# negative when the model is better. The runs below answer the book's question, not the paper's: both sides are
+# trained on PTB sentences at the same parameter count (printed below) under one *recipe*, the same optimiser and
+# schedule with no dropout (chapter 06), while the paper's numbers come from its Wikipedia corpus.
 #
 # Seeds differ, so $r$ comes with a 95% interval: Welch's $t$ interval for the difference of the two means,
-# divided by the control's mean (treated as fixed). With $s^2$ the variance of a side's $n$ seeds, the standard
-# error is $se = \sqrt{s^2_{\text{model}}/n_{\text{model}} +
-# s^2_{\text{control}}/n_{\text{control}}}$, and the interval is $(\bar p_{\text{model}} - \bar
-# p_{\text{control}} \pm t \cdot se) / \bar p_{\text{control}}$, where $t$ is the 97.5% point of Student's
-# $t$ with the Welch-Satterthwaite degrees of freedom (it does not assume the two sides vary equally).
+# divided by the control's mean (treated as fixed). With $s^2$ the sample variance of a side's $n$ seeds
+# (divided by $n - 1$), the standard error and the interval are
 #
-# With three to five seeds a side the interval is wide: in the example below (three seeds against five), seeds whose
-# standard deviation is about half a point give an interval of about $\pm 0.9\%$. Against a count baseline, which has
-# no seeds, the interval is that of the model's mean alone.
+# $$ se = \sqrt{\frac{s^2_{\text{model}}}{n_{\text{model}}} + \frac{s^2_{\text{control}}}{n_{\text{control}}}},
+#    \qquad \frac{\bar p_{\text{model}} - \bar p_{\text{control}} \pm t \cdot se}{\bar p_{\text{control}}}, $$
+#
+# where $t$ is the 97.5% point of Student's $t$ with the Welch-Satterthwaite degrees of freedom, not rounded
+# (it does not assume the two sides vary equally):
+#
+# $$ \nu = se^4 \Big/ \Big[\frac{(s^2_{\text{model}}/n_{\text{model}})^2}{n_{\text{model}} - 1} +
+#    \frac{(s^2_{\text{control}}/n_{\text{control}})^2}{n_{\text{control}} - 1}\Big]. $$
+#
+# With three to five seeds a side the interval is wide: in the example below (three seeds against five), seeds
+# whose standard deviation is about half a point give an interval of about $\pm 0.9\%$. Against a count baseline,
+# which has no seeds, the interval is that of the model's mean alone, $(\bar p_{\text{model}} - b \pm t \cdot
+# s_{\text{model}} / \sqrt{n_{\text{model}}}) / b$ for a baseline $b$, with $n_{\text{model}} - 1$ degrees of
+# freedom.
 
 # %%
-from mlm.claims import relative_change, spread, verdict
+import statistics
+
+from mlm.claims import relative_change, spread, t_quantile, verdict
 from mlm.manifests import compare
 from mlm.table import load_settings, stored_claims
 
@@ -497,6 +509,11 @@ print("window attention seeds:", " ".join(f"{p:.1f}" for p in window))
 print(f"mean ± standard deviation: LSTM {spread(lstm, 2)}, window attention {spread(window, 2)}")
 reported = next(row.seeds[2] for claim, row in zip(compare.CLAIMS, stored_claims(compare.CLAIMS, "compare", "../results"))
                 if claim.model == "window-L5")  # the paper's own change: Daniluk et al.'s 82.2 against 85.2
+parts = [statistics.variance(side) / len(side) for side in (window, lstm)]  # s^2 / n, s^2 divided by n - 1
+se = sum(parts) ** 0.5
+nu = se ** 4 / sum(v ** 2 / (len(side) - 1) for v, side in zip(parts, (window, lstm)))
+print(f"se {se:.3f}, degrees of freedom {nu:.2f}, t {t_quantile(0.975, nu):.3f} (both sides at "
+      f"{compare.BUDGET:,} parameters)")
 print(f"relative change {change:+.2%}, 95% interval {low:+.2%} to {high:+.2%}; the paper reported {reported:+.1%}")
 print("verdict:", verdict(window, lstm, paper=reported))
 
@@ -505,26 +522,34 @@ from mlm.claims import SMALLER
 
 assert verdict(window, lstm, paper=reported) == SMALLER and round(100 * high, 2) == 1.01 and low > reported
 assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.95  # "about ±0.9%"
+mean_w, mean_l = statistics.fmean(window), statistics.fmean(lstm)  # the formula by hand gives the interval
+assert abs((mean_w - mean_l + t_quantile(0.975, nu) * se) / mean_l - high) < 1e-12 and 4 < nu < 5, nu
+assert round(100 * (0.01 - (high - low) / 2), 2) == 0.14  # "under 0.14%" 
 
 # %% [markdown]
-# The interval is read against two points: zero, and the paper's own change $c$ (its model's perplexity
-# over its control's, minus one; $-3.5\%$ in the example above). The first row that applies decides:
+# The interval $[lo, hi]$ is read against two points: zero, and the paper's own change $r_{\text{paper}}$ (its
+# model's perplexity over its control's, minus one; $-3.5\%$ in the example above). The first row that applies
+# decides:
 #
-# | the 95% interval | verdict |
+# | the 95% interval $[lo, hi]$ | verdict |
 # |---|---|
-# | 1. lies inside $\pm 1\%$ | **no difference** |
-# | 2. lies above 0 | **contradicted (a loss)** |
-# | 3. lies below 0, its lower end at $c$ or beyond (or the paper gave no size) | **supported** |
-# | 4. lies below 0, all of it between $c$ and 0 | **a gain, smaller than reported** |
-# | 5. holds 0 and excludes $c$ | **smaller than reported** |
-# | 6. holds 0 and $c$ (or the paper gave no size) | **not settled** |
+# | 1. $-1\% < lo$ and $hi < 1\%$ | **no difference** |
+# | 2. $lo > 0$ | **contradicted (a loss)** |
+# | 3. $hi < 0$, and $lo \le r_{\text{paper}}$ (or the paper gave no size) | **supported** |
+# | 4. $hi < 0$ and $lo > r_{\text{paper}}$ | **a gain, smaller than reported** |
+# | 5. $lo \le 0 \le hi$ and $lo > r_{\text{paper}}$ | **smaller than reported** |
+# | 6. $lo \le 0 \le hi$, and $lo \le r_{\text{paper}}$ (or the paper gave no size) | **not settled** |
 #
-# The 1% margin is the book's choice of a change too small to matter for these models, so row 1 comes first:
-# an interval inside it is *no difference* even where it excludes 0. Where the paper reported a change under
-# 1% (in effect a claim that the addition costs nothing), an interval inside $\pm 1\%$ or below 0 reads
-# **supported**, one above 0 **contradicted (a loss)**, and any other **not settled**. Where such a claim says
-# the model does not *help* (a longer window, chapter 03), the roles turn: an interval inside the band or above
-# 0 supports it, one below 0 is **contradicted (a gain)**.
+# Row 5 says that no gain as large as the paper's fits the seeds, though a small gain or a small loss is not
+# ruled out. The 1% margin is the book's choice of a change too small to matter for these models, so row 1
+# comes first: an interval inside it is *no difference* even where it excludes 0. It takes a narrow interval:
+# with the example's half-width of 0.86%, the mean change would have to lie within 0.14% of zero.
+#
+# Where the paper reported $|r_{\text{paper}}| < 1\%$ (in effect a claim that the addition costs nothing), an
+# interval inside $\pm 1\%$ or below 0 reads **supported**, one above 0 **contradicted (a loss)**, and any
+# other **not settled**. Where such a claim says the model does not *help* (a longer window, chapter 03), the
+# roles turn: an interval inside the band or above 0 supports it, one below 0 is **contradicted (a gain)**, and
+# any other is **not settled**.
 #
 # Each interval is a 95% interval for its own claim, the usual level, with no adjustment for the many claims
 # the book reads; claims that share a control (most of chapter 06's share its five LSTM seeds) are not
@@ -533,7 +558,7 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # above 1% of its start.
 #
 # A paper gives no size where its own pair is no controlled comparison. Salton et al. set their model beside
-# another paper's LSTM, trained under another protocol (chapter 02), so their 15% says nothing about how much
+# another paper's LSTM, trained under another protocol (chapter 02), so their gain says nothing about how much
 # the head adds; for their claims only the direction of our change is read.
 #
 # With fewer than three seeds on a side the rule gives no verdict ("not testable with one seed", "not settled
@@ -545,15 +570,15 @@ assert (len(window), len(lstm)) == (3, 5) and 0.8 < (high - low) / 2 * 100 < 0.9
 # reported* (row 5), a stronger statement than "the seeds overlap". It is not *no difference*: the interval's
 # upper end, +1.01%, lies just past the margin.
 #
-# Every claims table of the book prints the interval beside the verdict, and says which question its runs answer: the
-# paper's own comparison, or the book's (the same parameter count under one training recipe: the same optimiser,
-# schedule and no dropout).
+# Every claims table of the book prints the interval beside the verdict, and says which question its runs answer:
+# the paper's own comparison, or the book's (the same parameter count under one recipe).
 #
-# The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our change
-# and its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for the
-# $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three rows (the tied LSTM at
-# $d = 128$, the window retrained with $L = 1$ and 15) ask the paper's own question under the recipe, at another size.
-# Here only the way to read a row matters.
+# The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our
+# change and its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for
+# the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three rows (the
+# tied LSTM, whose input and output embeddings share one matrix, at hidden size 128, and key-value-predict
+# retrained with windows $L = 1$ and 15) ask the paper's own question under the recipe, at another size. Here only
+# the way to read a row matters.
 
 # %%
 from mlm.plots import interval_plot

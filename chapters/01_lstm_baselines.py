@@ -80,11 +80,14 @@ plt.show()
 # is **overfitting**. (In the first epoch training sits above validation only because it is averaged over an
 # epoch in which the weights still change.)
 #
-# Two changes follow, and section 4 tries both. Dropout on the right connections treats the overfitting: it
-# lets Zaremba et al. train networks 3.25 and 7.5 times wider to far lower perplexity (82.7 and 78.4 against
-# 114.5 on the test set). Tying instead removes one of the small model's two largest matrices (the output
-# layer, as large as the embedding, holds 2.0M of its 4.65M parameters); sections 4 and 5 show that it lowers
-# the perplexity on held-out text without narrowing the gap.
+# Two changes follow, and section 4 tries both. **Dropout** zeroes randomly chosen units while the network trains,
+# so that it cannot rely on any one of them and memorises less (section 2 gives its exact form).
+#
+# Dropout on the right connections treats the overfitting: it lets Zaremba et al. train networks 3.25 and 7.5
+# times wider to far lower perplexity (82.7 and 78.4 against 114.5 on the test set). Tying instead removes one of
+# the small model's two largest matrices (the output layer, as large as the embedding, holds 2.0M of its 4.65M
+# parameters); sections 4 and 5 show that, at Zaremba's small setting, it lowers the perplexity on held-out text
+# without narrowing the gap.
 
 # %% [markdown]
 # ## 2. The model, equation by equation
@@ -101,22 +104,26 @@ plt.show()
 # $$ c^l_t = f \odot c^l_{t-1} + i \odot g, \qquad h^l_t = o \odot \tanh(c^l_t) \qquad \text{(3, 4)} $$
 # $$ p(w_{t+1} \mid w_{\le t}) = \mathrm{softmax}\big(W\, D(h^L_t) + b\big), \qquad W \in \mathbb{R}^{|V| \times n} \qquad \text{(5)} $$
 #
-# $T_{2n,4n}$ is an affine map from the two inputs to the input, forget and output gates $i, f, o$ (through
-# the logistic sigm) and the candidate $g$ (through tanh). Equations (2)-(4) are chapter 00's
+# $T_{2n,4n}$ is an affine map from the $2n$ stacked inputs to $4n$ pre-activations, $T(x, h) = W x + U h + b$,
+# whose blocks are chapter 00's $W_\cdot$ and $U_\cdot$: the input, forget and output gates $i, f, o$ (through the
+# logistic sigm) and the candidate $g$ (through tanh). `nn.LSTM` stores the stacked $W$ as `weight_ih` ($4n \times
+# d$) and $U$ as `weight_hh` ($4n \times n$), rows in the order $i, f, g, o$. Equations (2)-(4) are chapter 00's
 # LSTM step with one change: $D$ touches only the input coming from below, $h^{l-1}_t$, never the state
-# $h^l_{t-1}$ coming from the previous step. In the package the whole chain is `LanguageModel.forward`,
-# which calls `features` (the part up to the softmax layer):
+# $h^l_{t-1}$ coming from the previous step. In the package the whole chain is `LanguageModel.forward`, which
+# calls `features` (the part up to the softmax layer):
 
 # %%
 print(inspect.getsource(LanguageModel.forward))
 print(inspect.getsource(LanguageModel.features))
 
 # %% [markdown]
-# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=...)` applies $D$ between its
-# layers; `self.head` is the identity for this chapter's models; `self.decode` is $W \cdot + b$ (the softmax itself is
-# inside the loss). The fused `nn.LSTM`, called through `run_lstm`, runs (2)-(4) for all steps and layers in one call.
-# The arguments `reset`, `mask` and `memory`, and the attribute `regularizer`, serve later chapters and can be ignored
-# here. Written one step and one layer at a time, the same model reads:
+# `self.drop` is $D$ on the embeddings and before the softmax layer; `nn.LSTM(dropout=...)` applies $D$ between
+# its layers; `self.head` is the identity for this chapter's models; `self.decode` is $W \cdot + b$ (the softmax
+# itself is inside the loss). The fused `nn.LSTM`, called through `run_lstm`, runs (2)-(4) for all steps and
+# layers in one call. The arguments `reset`, `mask` and `memory`, and the attribute `regularizer`, serve later
+# chapters and can be ignored here. Written one step and one layer at a time, the same model reads as below; the
+# check runs in evaluation mode, where $D$ is the identity, so it confirms (1)-(5) but not where $D$ sits
+# (exercise 01's grader checks that):
 
 # %%
 def forward_by_the_equations(model, tokens, state):
@@ -183,10 +190,11 @@ for name in ("zaremba2014-small", "zaremba2014-medium", "zaremba2014-large"):
 # Its gradient is $K$ (20 or 35) times that of the mean over tokens, which is what makes a learning rate
 # of 1, with the gradient norm clipped at 5 or 10, the right step (the preset's
 # `train.loss_reduction = "sequence_sum"`, kept by chapters 02 and 04; chapters 03 and 05 average over
-# tokens and use Adam and RMSProp). The rate stays at 1 for the first $k$ epochs ("decay after") and is then
-# divided by the factor after every epoch: $\mathrm{lr}_e = 1 / \text{factor}^{\max(0,\, e - k)}$. We read
-# "after 4 epochs" as epoch 5 at half the rate, as TensorFlow's PTB tutorial does; Zaremba et al.'s Lua code
-# halves one epoch later.
+# tokens and use Adam and RMSProp).
+#
+# The rate stays at 1 for the first $k$ epochs ("decay after") and is then divided by the factor after every
+# epoch: $\mathrm{lr}_e = 1 / \text{factor}^{\max(0,\, e - k)}$. We read "after 4 epochs" as epoch 5 at half the
+# rate, as TensorFlow's PTB tutorial does; Zaremba et al.'s released Lua code halves one epoch later.
 #
 # Training reads PTB as one stream cut into $B$ parallel rows (chapter 00's stream protocol), with truncated
 # backpropagation through time (chapter 00, section 3; `detach` cuts the gradient at each window's start).
@@ -206,10 +214,12 @@ for name in ("zaremba2014-small", "zaremba2014-medium", "zaremba2014-large"):
 #
 # $$ \frac{\partial \mathcal{L}}{\partial E_k} = \sum_t \mathbb{1}[w_t = k]\, \frac{\partial \mathcal{L}}{\partial x_t}, \qquad \frac{\partial \mathcal{L}}{\partial W_k} = \sum_t \big(p_t(k) - \mathbb{1}[w_{t+1} = k]\big)\, z_t \qquad \text{(8, 9)} $$
 #
-# for one row of the batch, where $p_t(k)$ is the model's probability of word $k$ at step $t$. So a row of
-# $E$ learns only when its word is an input, while every row of $W$ learns at every step (the
-# softmax pushes the words that did not come next down a little). A tied matrix receives both sums. On one
-# training batch of section 4's reduced runs (8 rows of 20 steps):
+# for one row of the batch, where $p_t(k)$ is the model's probability of word $k$ at step $t$. So a row of $E$
+# learns only when its word is an input, while every row of $W$ learns at every step (the softmax pushes the words
+# that did not come next down a little). A tied matrix receives both sums, and $W$'s touches every row at every
+# step while $E$'s touches only the batch's input words, so the output side's updates dominate: a tied matrix
+# should come to behave like an output embedding (section 4 checks). On one training batch of section 4's reduced
+# runs (8 rows of 20 steps):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -260,12 +270,12 @@ assert round(V * small.model.hidden_size / 1e6, 1) == 2.0  # the output matrix W
 # %% [markdown]
 # ## 4. Watch it train
 #
-# The reduced runs train the small model untied, untied with dropout $\rho = 0.5$ (the medium model's rate), and tied,
-# on the first 80k tokens of PTB's training text (about 9%) for 4 epochs, with the rate halved after every epoch from
-# the second and batches of 8 rows (2.5 times the updates of 20 rows on the same tokens). Validation and test use the
-# whole sets, so they count the same tokens as the paper's numbers. The floor is chapter 00's interpolated bigram
-# counted on **the same 80k tokens** (`mlm.baselines.count_baseline`): a network that does not beat it has learned
-# nothing a table of counts could not.
+# The reduced runs train the small model untied, untied with dropout $\rho = 0.5$ (the medium model's rate), and
+# tied, on the first 80k tokens of PTB's training text (about 9%) for 4 epochs, the rate at 1 for two epochs and
+# then halved after each (1, 1, 0.5, 0.25), and batches of 8 rows (2.5 times the updates of 20 rows on the same
+# tokens). Validation and test use the whole sets, so they count the same tokens as the paper's numbers. The floor
+# is chapter 00's interpolated bigram counted on **the same 80k tokens** (`mlm.baselines.count_baseline`): a
+# network that does not beat it has learned nothing a table of counts could not.
 
 # %%
 from mlm.baselines import count_baseline
@@ -312,7 +322,7 @@ dropped = runs["zaremba2014-small, dropout 0.5"].history
 assert dropped[-1]["valid_ppl"] < 0.97 * dropped[-2]["valid_ppl"], dropped  # still falling at epoch 4
 gap = {name: run.history[-1]["train_ppl"] / run.history[-1]["valid_ppl"] for name, run in runs.items()}
 assert gap["press2017-small-tied"] <= 1.05 * gap["zaremba2014-small"], gap  # "as wide as the untied model's"
-assert all([e["lr"] for e in run.history] == [1.0, 1.0, 0.5, 0.25] for run in runs.values())  # halved from epoch 2
+assert all([e["lr"] for e in run.history] == [1.0, 1.0, 0.5, 0.25] for run in runs.values())  # 1, 1, then halved
 assert gap["zaremba2014-small, dropout 0.5"] > 0.65 and max(gap["zaremba2014-small"], gap["press2017-small-tied"]) < 0.5, gap
 for name in ("zaremba2014-small", "press2017-small-tied"):
     run = runs[name]
@@ -353,11 +363,11 @@ for temperature in (0.7, 1.0):
 # The model has picked up local syntax (numbers written `N`, `$ N million`, clauses that open plausibly) and little
 # that holds across a sentence.
 #
-# ### A look inside: the tied matrix is an output embedding
+# ### A look inside: the tied matrix leans toward the output side
 #
-# Press & Wolf also observe that a tied matrix comes to resemble the untied model's output
-# matrix $W$ more than its input matrix $E$. The nearest rows (by cosine) of a few frequent words, in the
-# three matrices of the untied and tied reduced runs (without dropout):
+# The gradient argument of section 3 predicts, and Press & Wolf observe, that a tied matrix comes to resemble the
+# untied model's output matrix $W$ more than its input matrix $E$. The nearest rows (by cosine) of a few frequent
+# words, in the three matrices of the untied and tied reduced runs (without dropout):
 
 # %%
 def nearest(matrix, word, k=4):
@@ -403,9 +413,9 @@ for pair, share in overlap.items():
     print(f"{pair:<22} {share:.0%} of the 10 nearest neighbours in common")
 
 # %% [markdown]
-# The tied matrix resembles the untied output matrix much more than the untied input matrix, which in turn
-# has little in common with the output side; Press & Wolf found the same at full size. Most neighbours still
-# differ between any two matrices: the likeness is relative, not an identity.
+# The tied matrix resembles the untied output matrix much more than the untied input matrix, and the untied $E$
+# and $W$ have little in common; Press & Wolf found the same at full size. Most neighbours still differ between
+# any two matrices: the likeness is relative, not an identity.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert overlap["tied and untied W"] > 1.5 * overlap["tied and untied E"], overlap
@@ -504,10 +514,10 @@ show_pending(pending);
 # the gain of tying comes from the width the saved matrix buys; sharing the matrix alone gains nothing, and may
 # lose a little (the box below says why "may").
 #
-# Every equal-width seed lies above all five control seeds, the closest pair by only 0.05 (118.65 against
-# 118.60). Tying at equal width therefore helps under Press & Wolf's recipe (first row) and not under Tran's
-# (third row). The two recipes share the optimiser, learning rate, its halving and the clipping, and differ in
-# depth (two layers against one), width (200 against 128), the protocol (the carried stream against sentences
+# Every equal-width seed lies above all five control seeds, the closest pair by only 0.05 (118.65 against 118.60).
+# Taken together, the first and third rows show that tying at equal width helps under Press & Wolf's recipe and
+# not under Tran's. The two recipes share the optimiser, learning rate, its halving and the clipping, and differ
+# in depth (two layers against one), width (200 against 128), the protocol (the carried stream against sentences
 # from a zero state), the initialisation ($\pm 0.1$ against $\pm 0.05$ with a forget-gate bias of 1) and the
 # epochs (13 against 15); no stored run tells which of these decides it.
 
@@ -583,12 +593,13 @@ assert press_recipe[1] == (2, 200, "stream", 0.1, None, 13) and tran_recipe[1] =
 
 # %% [markdown]
 # > **Where this falls short.** Dropout is tried only on the reduced slice, with one seed, one rate and four
-# > epochs; Zaremba et al.'s medium model (section 1) needs 39 epochs at 19.8M parameters (`size = "full"`) and
-# > is not reproduced. At equal width the two recipes disagree, and no stored run isolates the difference that
-# > decides it. Three of the control's five seeds ran on another processor model than the equal-width runs; one
-# > of them, rerun on the equal-width runs' processor, scored 1.1% lower, more than the +0.8% loss, and against
-# > those three alone the interval just reaches zero (0.0% to 1.4%). Sharing the matrix gains nothing here; how
-# > much it costs, the runs do not settle.
+# > epochs; Zaremba et al.'s medium model (section 1) needs 39 epochs at 19.8M parameters (`size = "full"`) and is
+# > not reproduced. At equal width the two recipes disagree, and no stored run isolates the difference that
+# > decides it. Three of the control's five seeds ran on another kind of CPU than the equal-width runs, whose
+# > different rounding of floating-point sums lets a run drift as a new seed would; one of them, rerun on the
+# > equal-width runs' kind, scored 1.1% lower, more than the +0.8% loss, and against those three alone the
+# > interval just reaches zero (0.0% to 1.4%). Sharing the matrix gains nothing here; how much it costs, the runs
+# > do not settle.
 #
 # **Exercise 01** ([`exercises/ex01_lstm_baselines.py`](../exercises/ex01_lstm_baselines.py)): dropout on the
 # vertical connections only, the state carried and detached across truncated-BPTT windows, the summed and

@@ -99,8 +99,10 @@ QUESTIONS = {
     "tied-d128": "the paper's: equal width (d = 128), under Tran's recipe without dropout",
     "attentive-single-headlr0.1": f"{MATCHED}, with the head at a tenth of the learning rate (chapter 02)",
     "attentive-combined-headlr0.1": f"{MATCHED}, with the head at a tenth of the learning rate (chapter 02)",
-    "kvp-L1": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
-    "kvp-L15": "the paper's: the window L retrained, at matched parameters (the window adds none), on PTB",
+    "kvp-L1": "the paper's contrast (the window L retrained, nothing else changed) under the book's recipe and "
+              "parameter count, on PTB sentences, not the paper's Wikipedia documents",
+    "kvp-L15": "the paper's contrast (the window L retrained, nothing else changed) under the book's recipe and "
+               "parameter count, on PTB sentences, not the paper's Wikipedia documents",
 }
 # the chapter of each family's paper: its evidence section shows the family's rows (chapter 06 shows them all)
 CHAPTERS = {"tied": "01", "tied-d128": "01", "attentive-single": "02", "attentive-combined": "02",
