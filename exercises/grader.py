@@ -162,10 +162,11 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     static_failed = [name for name, hint in static.items() if hint]
     reports, report.problem = _child_results(assignment, assignment_id, report.path, static_failed, timeout, verbose)
     failed, stopped = set(), False
+    described = {c.name: c.description for c in assignment.checks}  # a hint names a check as the student sees it
     for c in assignment.checks:
         missing = [r for r in c.requires if r in failed]
         if missing:  # whatever the child said: a check whose prerequisite failed earns nothing here
-            result = Result(c, "skip", f"fix {', '.join(missing)} first")
+            result = Result(c, "skip", "first pass: " + "; ".join(f'"{described[r]}"' for r in missing))
         elif c.name in static:
             result = Result(c, "fail" if static[c.name] else "pass", static[c.name] or "")
         elif c.name in reports:

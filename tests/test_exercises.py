@@ -197,7 +197,7 @@ def test_exiting_or_hanging_in_a_function_scores_nothing(tmp_path, exit_call):
     statuses = {name: r["status"] for name, r in reports.items()}
     assert "pass" not in statuses.values()
     if "SystemExit" in exit_call:  # caught per check: grading went on
-        assert statuses["perplexity_returns_float"] == "fail" and not problem
+        assert statuses["perplexity_matches_reference"] == "fail" and not problem
     else:  # the process died or hung: the parent says so, and nothing was reported as passed
         assert problem
 
@@ -322,8 +322,20 @@ def test_solved_00_scores_full_marks(tmp_path):
 
 def test_perplexity_counting_padding_fails(tmp_path):
     source = wrong_00("nll[mask.bool()].sum().item() / int(mask.sum())", "nll.mean().item()")
-    report, _ = grade_wrong(tmp_path, "00", source, "perplexity_ignores_padding")
+    report, results = grade_wrong(tmp_path, "00", source, "perplexity_matches_reference")
     assert all(name.startswith("perplexity") for name in lost(report))
+    assert results["perplexity_ignores_padding"].status == "skip"  # reported once, where the mistake is
+
+
+def test_constant_stubs_earn_no_property_points(tmp_path):
+    """A property a constant also has (a float, padding changing nothing) counts only once the value is right:
+    a masked_perplexity that returns 1.0 earns nothing, and torch's own LSTM cell is banned in exercise 00."""
+    report = grade_source(tmp_path, "00", wrong_00("nll[mask.bool()].sum().item() / int(mask.sum())", "0.0"))
+    results = by_name(report)
+    assert all(results[n].status != "pass" for n in results if n.startswith("perplexity")), results
+    stub = "import torch\n\ndef lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):\n" \
+           "    return torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)\n"
+    assert any("lstm_cell" in r for r in grade_source(tmp_path, "00", stub).rule_breaks)
 
 
 def test_gate_order_costs_its_points_once(tmp_path):
@@ -401,7 +413,8 @@ def attend(h, scores, allowed):
 
 def test_mask_including_current_step_fails(tmp_path):
     report, _ = grade_wrong(tmp_path, "02", WRONG_02, "mask_is_causal")
-    assert lost(report) <= {"mask_is_causal", "pipeline_matches_head", "no_python_loops_mask_scores"}  # skipped
+    assert lost(report) <= {"mask_is_causal", "mask_shape", "mask_respects_padding", "mask_none",
+                            "pipeline_matches_head", "no_python_loops_mask_scores"}  # the rest skipped
 
 
 @needs_solutions
@@ -433,7 +446,8 @@ def test_counting_bigram_tokens_fails(tmp_path):
     source = wrong_solution("05", "types = torch.unique(keys)  # each bigram type once, however often it occurs",
                             "types = keys")
     report, _ = grade_wrong(tmp_path, "05", source, "kn_types_not_tokens")
-    assert all(name.startswith("kn_") or name in ("big_stream", "no_python_loops_counts") for name in lost(report))
+    assert all(name.startswith("kn_") or name in ("big_stream", "no_python_loops_counts", "float64_results")
+               for name in lost(report))
 
 
 @needs_solutions

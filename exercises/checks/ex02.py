@@ -120,7 +120,7 @@ def _attend(module, h, scores, allowed, copy_inputs: bool = True):
 # ----------------------------------------------------------------------------- causal_memory_mask
 
 
-@check("causal_memory_mask returns a (batch, time, time) bool tensor")
+@check("causal_memory_mask returns a (batch, time, time) bool tensor", requires="mask_is_causal")
 def mask_shape(module):
     for batch, time in [(3, 5), (2, 8), (4, 1)]:
         _mask(module, torch.ones(batch, time, dtype=torch.bool), batch, time)
@@ -148,7 +148,7 @@ def mask_is_causal(module):
         expect(torch.equal(got, want), "your mask differs from the reference")
 
 
-@check("causal_memory_mask never lets a step attend to a padded slot")
+@check("causal_memory_mask never lets a step attend to a padded slot", requires="mask_is_causal")
 def mask_respects_padding(module):
     for seed, (batch, time) in enumerate([(4, 7), (3, 10), (2, 3)]):
         mask = _padding_mask(10 + seed, batch, time)
@@ -162,7 +162,7 @@ def mask_respects_padding(module):
                "a property of the slot i (last axis): rows of padded query steps keep the causal rule")
 
 
-@check("causal_memory_mask with mask=None means no padding")
+@check("causal_memory_mask with mask=None means no padding", requires="mask_is_causal")
 def mask_none(module):
     for batch, time in [(3, 6), (1, 4), (2, 1)]:
         got = _mask(module, None, batch, time)
@@ -279,7 +279,8 @@ def attend_matches_reference(module):
                "h_i weighted by row t of the weights")
 
 
-@check("attend gives step 0 all-zero weights and context, without NaN in values or gradients")
+@check("attend gives step 0 all-zero weights and context, without NaN in values or gradients",
+       requires="attend_matches_reference")
 def attend_empty_memory(module):
     for seed, (batch, time, hidden) in enumerate([(3, 5, 4), (1, 1, 3), (2, 1, 2)]):
         h, scores, allowed = _attend_inputs(120 + 10 * seed, batch, time, hidden)
@@ -369,8 +370,8 @@ no_python_loops_mask_scores = no_python_loops("causal_memory_mask", "combined_sc
                                               requires=("mask_is_causal", "scores_match_reference"))
 
 CHECKS = [
-    mask_shape,
     mask_is_causal,
+    mask_shape,
     mask_respects_padding,
     mask_none,
     scores_match_reference,

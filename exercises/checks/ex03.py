@@ -278,7 +278,7 @@ def extend_next_segment(module):
 # ----------------------------------------------------------------------------- window_mask
 
 
-@check("window_mask returns a (batch, time, window) bool tensor")
+@check("window_mask returns a (batch, time, window) bool tensor", requires="mask_window_positions")
 def mask_shape(module):
     for batch, time, window in [(3, 5, 2), (2, 2, 6), (1, 1, 1), (4, 7, 7)]:
         valid = torch.ones(batch, window + time, dtype=torch.bool)
@@ -484,8 +484,8 @@ def pipeline_matches_head(module):
                    "; the values agree, so look for a detach or an in-place change")
 
 
-no_python_loops_window_mask = no_python_loops("window_mask", name="no_python_loops_window_mask",
-                                              requires=("mask_window_positions",))
+no_python_loops_window_mask = no_python_loops("window_mask", "window_attention", name="no_python_loops_window_mask",
+                                              requires=("mask_window_positions", "attention_matches_head"))
 
 CHECKS = [
     split_shapes,
@@ -493,8 +493,8 @@ CHECKS = [
     split_errors,
     extend_first_segment,
     extend_next_segment,
-    mask_shape,
     mask_window_positions,
+    mask_shape,
     mask_document_start,
     attention_matches_head,
     attention_empty_window,

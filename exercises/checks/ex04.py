@@ -84,7 +84,8 @@ def _compose(module, s, h, params):
 # ----------------------------------------------------------------------------- memory_window
 
 
-@check("memory_window returns (ids, present), each (batch, time, size), present a bool tensor")
+@check("memory_window returns (ids, present), each (batch, time, size), present a bool tensor",
+       requires="window_full_memory")
 def window_shape(module):
     for batch, time, size in [(2, 6, 3), (3, 4, 5), (1, 1, 1)]:
         _window(module, _tokens(1, batch, time), None, size)
@@ -133,7 +134,7 @@ def window_padding(module):
                "with padding, a slot is present only if its position exists and mask is True there")
 
 
-@check("memory_window with mask=None means no padding")
+@check("memory_window with mask=None means no padding", requires="window_full_memory")
 def window_mask_none(module):
     tokens = _tokens(50, 3, 6)
     a = _window(module, tokens, None, 4)
@@ -305,8 +306,8 @@ no_python_loops_window = no_python_loops("memory_window", name="no_python_loops_
                                          requires=("window_full_memory",))
 
 CHECKS = [
-    window_shape,
     window_full_memory,
+    window_shape,
     window_sentence_start,
     window_padding,
     window_mask_none,

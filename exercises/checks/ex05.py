@@ -67,7 +67,7 @@ def kn_types_not_tokens(module):
            f"got {got.tolist()}, expected {expected.tolist()}: a pair that occurs three times counts once")
 
 
-@check("kneser_ney_proposal gives 0 to words never preceded by anything")
+@check("kneser_ney_proposal gives 0 to words never preceded by anything", requires="kn_example")
 def kn_unseen_words(module):
     stream = torch.tensor([3, 0, 1, 0, 1])  # word 3 only opens the stream, word 2 never occurs
     got = _kn(module, stream, 4)
@@ -90,7 +90,7 @@ def gamma_example(module):
     expect(torch.allclose(got, expected), f"got {got.tolist()}, expected {expected.tolist()}")
 
 
-@check("absolute_discount_gamma is 0 (not NaN) for words that never occur")
+@check("absolute_discount_gamma is 0 (not NaN) for words that never occur", requires="gamma_example")
 def gamma_unseen(module):
     got = _gamma(module, torch.tensor([0, 1, 0, 1]), 4, 0.5)
     expect(bool(torch.isfinite(got).all()), f"got {got.tolist()}: guard the division by count(i) = 0")
@@ -113,7 +113,8 @@ def gamma_matches_reference(module):
     expect(torch.allclose(got, expected, atol=1e-12), f"largest difference {(got - expected).abs().max().item():.3g}")
 
 
-@check("both statistics are float64 (a float32 rate loses the rare words' precision)")
+@check("both statistics are float64 (a float32 rate loses the rare words' precision)",
+       requires=("kn_example", "gamma_example"))
 def float64_results(module):
     stream = _zipf_stream(4, 1000, 40)
     for name, args in (("kneser_ney_proposal", (stream, 40)), ("absolute_discount_gamma", (stream, 40, 0.2))):
@@ -205,7 +206,7 @@ def draws_follow_gamma(module):
            "the replacing words do not follow the proposal pi")
 
 
-@check("l2_weights is c_v = (1 - gamma_v + pi_v sum_i gamma_i) / 2, the KL term's weight on ||e_v||^2", points=2)
+@check("l2_weights gives c_v, the KL term's weight on ||e_v||^2 (your derivation of Q2)", points=2)
 def l2_matches_reference(module):
     _, gamma, proposal = _smoothing_inputs(90, vocab=20)
     got = expect_tensor(get_function(module, "l2_weights")(gamma, proposal), (20,), "l2_weights' result").double()

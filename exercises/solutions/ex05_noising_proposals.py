@@ -144,7 +144,7 @@ def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
 ### END ANSWER
 #
 # Q2 (derive). Write the mixture weights theta^i_v of q(e_i) (careful with v = i), sum them over
-# i, and show c_v = (1 - gamma_v + pi_v sum_i gamma_i) / 2. What is c_v for linear interpolation
+# i, and derive c_v in terms of gamma and pi alone. What is c_v for linear interpolation
 # (gamma_i = gamma, pi the unigram U)? Which words are pulled harder towards 0?
 ### BEGIN ANSWER
 # theta^i_i = 1 - gamma_i + gamma_i pi_i and theta^i_v = gamma_i pi_v (v != i). Summing over i:
