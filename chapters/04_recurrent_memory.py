@@ -225,8 +225,8 @@ for label, entry in recall.items():  # the Memory Block's weight on the source w
     found = [x["source_attention"] for x in entry.extras if x["source_attention"]]
     if found:
         print(f"{label:<11} source in memory: weight on it " + ", ".join(f"{f['weight']:.2f}" for f in found)
-              + f" (uniform {found[0]['uniform']:.2f}); largest of all slots in "
-              + ", ".join(f"{f['is_max']:.0%}" for f in found) + " of the lines, seed by seed")
+              + f" (uniform {found[0]['uniform']:.2f}), seed by seed;")
+        print(f"{'':<11} the largest of all slots in " + ", ".join(f"{f['is_max']:.0%}" for f in found) + " of the lines")
 
 # %% [markdown]
 # RM's three seeds show both ways a model with a memory can recall. In seed 2 the LSTM under the block never

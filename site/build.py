@@ -63,8 +63,9 @@ def errors_shown(notebook: dict) -> list[str]:
 
 def reader_view(notebook: dict) -> dict:
     """The notebook as the site shows it: inputs collapsed in JupyterLab are hidden, papermill's
-    injected-parameters cell (a copy of the parameters cell) is removed, and a widget, whose state is not
-    stored, becomes a note instead of an empty frame."""
+    injected-parameters cell (a copy of the parameters cell) is removed, a widget, whose state is not
+    stored, becomes a note instead of an empty frame, and consecutive prints to one stream become one block
+    (as JupyterLab shows them) instead of a box per chunk the kernel happened to flush."""
     notebook = json.loads(json.dumps(notebook))
     notebook["metadata"].pop("widgets", None)
     for cell in notebook["cells"]:
@@ -73,9 +74,18 @@ def reader_view(notebook: dict) -> dict:
         tags += [tag for key, tag in JUPYTER_HIDDEN.items() if metadata.get("jupyter", {}).get(key)]
         if "injected-parameters" in tags:
             tags.append("remove-cell")
+        merged = []
         for output in cell.get("outputs", []):
             if WIDGET_VIEW in output.get("data", {}):
                 output["data"] = {"text/markdown": WIDGET_NOTE}
+            previous = merged[-1] if merged else {}
+            if output.get("output_type") == previous.get("output_type") == "stream" and \
+                    output.get("name") == previous.get("name"):
+                previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+            else:
+                merged.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = merged
         metadata["tags"] = sorted(set(tags), key=tags.index)
     return notebook
 

@@ -100,6 +100,21 @@ def test_reader_view_hides_what_jupyterlab_hides_and_replaces_widgets():
     assert nb["cells"][0]["metadata"] == {"jupyter": {"source_hidden": True}}  # the input is not changed
 
 
+def test_reader_view_shows_consecutive_prints_as_one_block():
+    """A table printed line by line can reach the notebook as several stream chunks; the site shows one block
+    per stream, as JupyterLab does, and keeps stderr and other outputs apart."""
+    def stream(text, name="stdout"):
+        return {"output_type": "stream", "name": name, "text": text}
+
+    image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "<Figure>"}}
+    nb = notebook(code("table()", [stream("a\n"), stream(["b\n", "c\n"]), stream("warn\n", "stderr"), image,
+                                   stream("d\n"), stream("e\n")]))
+    outputs = site_build.reader_view(nb)["cells"][0]["outputs"]
+    assert [(o.get("name"), o.get("text")) for o in outputs] == [
+        ("stdout", "a\nb\nc\n"), ("stderr", "warn\n"), (None, None), ("stdout", "d\ne\n")]
+    assert len(nb["cells"][0]["outputs"]) == 6  # the notebook itself is not changed
+
+
 def test_links_to_pages_follow_them_and_other_links_name_the_path():
     pages = {"README.md": "index.md", "chapters/01_x.ipynb": "chapters/01_x.ipynb",
              "exercises/ex01_x.py": "exercises/ex01_x.md"}
