@@ -306,12 +306,20 @@ final_train = {name: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds))
                for name, s in stored_families.items()}
 
 
+def time_ratio(runs: dict, name: str, reference: str | None = "compare-ptb/lstm") -> float | None:
+    """The training time of bench row ``name`` against ``reference`` (the budget's LSTM unless named) in one
+    bench run; None where either row is missing."""
+    if name not in runs or reference not in runs:
+        return None
+    return runs[reference]["train_tokens_per_second"] / runs[name]["train_tokens_per_second"]
+
+
 def speed(name: str) -> str:
-    row, lstm, same = (bench.get(f"compare-ptb/{name}"), bench["compare-ptb/lstm"], bench.get(compare.SAME_SIZE[name]))
-    if not (row and same):
+    row = f"compare-ptb/{name}"
+    same = time_ratio(bench, row, compare.SAME_SIZE[name])
+    if same is None:
         return "– | – | –"
-    tokens = row["train_tokens_per_second"]
-    return f"{tokens:,.0f} | {lstm['train_tokens_per_second'] / tokens:.2f}x | {same['train_tokens_per_second'] / tokens:.2f}x"
+    return f"{bench[row]['train_tokens_per_second']:,.0f} | {time_ratio(bench, row):.2f}x | {same:.2f}x"
 
 
 lines = ["| family | width | parameters | test perplexity | best epoch | final train perplexity "
@@ -321,20 +329,15 @@ for name in stored_families:
                  f"{', '.join(map(str, peaks[name]))} | {min(final_train[name]):.0f}-{max(final_train[name]):.0f} | "
                  f"{speed(name)} |")
 show_markdown("\n".join(lines))
-def time_ratio(runs: dict, name: str) -> float:
-    """The training time of ``name`` against the budget's LSTM, in one bench run."""
-    return runs["compare-ptb/lstm"]["train_tokens_per_second"] / runs[name]["train_tokens_per_second"]
+def moves_between_bench_runs(reference_of) -> list[float]:
+    """How far each time ratio moved between the two bench runs; ``reference_of(row)`` names its reference row."""
+    pairs = [(time_ratio(bench, row, reference_of(row)), time_ratio(repeat, row, reference_of(row)))
+             for row in bench if row in repeat]
+    return [abs(a - b) for a, b in pairs if None not in (a, b)]
 
 
-def width_ratio(runs: dict, name: str) -> float | None:
-    """The training time of ``name`` against the plain LSTM of its width, in one bench run (None if not benched)."""
-    same = compare.SAME_SIZE.get(name.removeprefix("compare-ptb/"))
-    return runs[same]["train_tokens_per_second"] / runs[name]["train_tokens_per_second"] if same in runs else None
-
-
-moves = [abs(time_ratio(bench, name) - time_ratio(repeat, name)) for name in bench if name in repeat]
-width_moves = [abs(width_ratio(bench, name) - width_ratio(repeat, name)) for name in bench
-               if name in repeat and None not in (width_ratio(bench, name), width_ratio(repeat, name))]
+moves = moves_between_bench_runs(lambda row: "compare-ptb/lstm")
+width_moves = moves_between_bench_runs(lambda row: compare.SAME_SIZE.get(row.removeprefix("compare-ptb/")))
 print(f"speeds from one bench run; run again, the time ratios moved by up to {max(moves):.2f} against the LSTM "
       f"and {max(width_moves):.2f} against the LSTM of the same width")
 

@@ -134,7 +134,6 @@ def kong_runs(dropout: float | None) -> list:
                    if r.name == "vanilla-tied/seed0" else r for r in models]
 
 
-
 # run -> (hours on one thread, training tokens of the expected schedule). Measured on the 2-core x86_64
 # machine with one thread per run and another run beside it: the Tran runs from their stored result.json
 # (lstm1: 7,310-8,425 train tok/s) and results/bench-rmn-cpu.json (lstm3 6,434, rm-tm-g 6,263, rmr 5,842),
