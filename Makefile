@@ -2,7 +2,7 @@
 #   make book   create .venv if needed, install, execute every chapter (reduced size) into book_output/
 #   make test   unit tests + exercise grading + nbval on the executed chapters + the website in a browser
 # and the website: make site   build/site/html from the committed executed notebooks (docs/site.md)
-# Corpora are read from $MLM_DATA_DIR (default ~/.cache/mlm, downloaded there when online).
+# Corpora are read from $MLM_DATA_DIR (default $XDG_CACHE_HOME/mlm or ~/.cache/mlm, downloaded there when online).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -37,7 +37,8 @@ $(VENV)/.installed-site: $(VENV)/.installed pyproject.toml
 book: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size $(SIZE) --output $(OUTPUT)
 
-# The website from the committed notebooks, executing nothing; open $(SITE_OUTPUT)/html/index.html.
+# The website from the committed notebooks, executing nothing; serve it with
+# python -m http.server -d $(SITE_OUTPUT)/html (search needs http), or open $(SITE_OUTPUT)/html/index.html.
 site: install-site
 	$(BIN)/python site/build.py --output $(SITE_OUTPUT)
 

@@ -55,9 +55,9 @@ from mlm.training import build_model, load_task
 from mlm.utils import machine_kind as machine
 
 # %% [markdown]
-# # Part 1. Memory on the recall task
+# ## Part 1. Memory on the recall task
 #
-# ## 1. The families
+# ### 1. The families
 #
 # Every family is an LSTM of 64 units (66 where a head splits its output in three parts) with its paper's
 # head on top, trained on the same 20,000 lines with the same optimiser: Adam at 0.01 for 15 epochs. Each
@@ -113,7 +113,7 @@ assert all(abs(a - chance) < 0.05 for a in stored_bigram)  # the bigram count mo
 # vocabulary is tiny:
 # this part compares heads on the same LSTM width, not at a matched budget (part 2 does that).
 #
-# ## 2. Accuracy by distance
+# ### 2. Accuracy by distance
 #
 # One panel per family, one line per seed: the accuracy on the critical token by distance, on the test lines
 # of each seed's task. The bins end at the reaches (2-3, 4-6, 7-11, 12-15, then five wide), so no bin straddles
@@ -126,7 +126,7 @@ fig = recall_panels(stored, chance, reach=REACH, reference="LSTM", starts=[2, 4,
 plt.show()
 
 # %% [markdown]
-# ## 3. Distance at matched positions
+# ### 3. Distance at matched positions
 #
 # Accuracy by $d$ alone still mixes in the position of the question in its line, which grows with $d$ (chapter
 # 00, section 5). The table below compares distances at matched positions: only questions asked at positions 40
@@ -214,7 +214,7 @@ for label in ("window attention, L = 5", "key-value, L = 5", "key-value-predict,
 assert max(overall["tied LSTM"]) < 0.2
 
 # %% [markdown]
-# ### Why the tied LSTM does not learn the task
+# #### Why the tied LSTM does not learn the task
 #
 # The tied LSTM differs from the plain one in two ways: its embedding is 64 wide instead of 32 (tying shares
 # it with the 64-unit softmax), and one matrix receives the gradients of both the input and the output. Three
@@ -244,9 +244,9 @@ assert min(probe_accuracy["LSTM with a 64-wide embedding"]) > 0.45
 # Attentive head's learning rate.
 
 # %% [markdown]
-# # Part 2. Every family on real text, one recipe
+# ## Part 2. Every family on real text, one recipe
 #
-# ## 4. The recipe and the budget
+# ### 4. The recipe and the budget
 #
 # The recall task rewards one skill. On text, each paper trained its model with its own recipe, so the papers'
 # numbers cannot be set side by side. Here every family is trained the same way:
@@ -290,7 +290,7 @@ for name, s in stored_families.items():  # the stored runs trained these very mo
     assert name in compare.OFF_BUDGET or abs(counts[name] / counts["lstm"] - 1) < 0.10, name
 
 # %% [markdown]
-# ## 5. Quality, size and speed
+# ### 5. Quality, size and speed
 #
 # Test perplexity over the stored seeds, the epoch of the best validation perplexity (after it the training perplexity
 # keeps falling while the validation perplexity slowly rises: without dropout every model fits PTB's training
@@ -413,7 +413,7 @@ assert all(2 < abs(a["test_ppl"] - on_cpu["test_ppl"]) / lstm_sd < 3 for a in re
 assert set(machines) == {"Xeon", "EPYC"}
 
 # %% [markdown]
-# ## 6. How much history each model uses
+# ### 6. How much history each model uses
 #
 # Perplexity says how well a model predicts, not from how far back. Following Khandelwal et al. (2018), each
 # stored model is scored again with its history cut: to predict a word it sees only the last $k$ words before
@@ -421,10 +421,10 @@ assert set(machines) == {"Xeon", "EPYC"}
 # question about the whole model, not Daniluk et al.'s claim about the attention window, which the fair
 # trials test by retraining the window (section 7).
 #
-# One panel per kind of model, the mean over seeds with the range of the seeds as a band. The LSTM is drawn
-# in black in every panel for reference, a family keeps its colour in every panel it appears in, and the two
-# Attentive curves at the full learning rate nearly coincide. The panel "the window retrained" holds one model retrained with
-# three windows.
+# One panel per kind of model, the mean over seeds with the range of the seeds as a band. The LSTM is drawn in
+# black in every panel for reference, a family keeps its colour in every panel it appears in, and the two
+# Attentive curves at the full learning rate nearly coincide. The panel "the window retrained" holds one model
+# retrained with three windows.
 
 # %%
 curves = {LABEL[name]: [h["test_ppl_by_history"] for h in s.files["history.json"]]
@@ -445,24 +445,24 @@ for members in groups.values():
     taken = {palette[m] for m in members if m in palette}
     free = iter(c for c in (plt.cm.tab10(i) for i in (0, 1, 2, 3, 4, 6)) if c not in taken)
     palette.update({m: next(free) for m in members if m not in palette})
-fig, axes = plt.subplots(2, 4, figsize=(18, 8), sharey=True, sharex=True)
+fig, axes = plt.subplots(4, 2, figsize=(11, 14), sharey=True, sharex=True)
 axes.flat[-1].set_visible(False)  # seven panels
 for ax, (title, members) in zip(axes.flat, groups.items()):
     history_curves({m: curves[m] for m in members if m in curves}, ax=ax, title=title, legend=False, colors=palette)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=9, loc="upper right")
     ax.set_yscale("log")
     ax.set_ylim(0.97, 3.3)
     ax.set_yticks([1, 1.1, 1.25, 1.5, 2, 3], ["1", "1.1", "1.25", "1.5", "2", "3"])
     ax.minorticks_off()
     ax.set_xlabel("")
     ax.set_ylabel("")
-for ax in [*axes[1, :3], axes[0, 3]]:
+for ax in (axes[3, 0], axes[2, 1]):
     ax.set_xlabel("k: words of history kept")
     ax.xaxis.set_tick_params(labelbottom=True)
 for ax in axes[:, 0]:
     ax.set_ylabel("perplexity / with the whole sentence")
 fig.suptitle("Test perplexity with the history cut to the last k words, relative to the whole sentence", fontsize=11)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0, 1, 0.98))
 plt.show()
 
 
@@ -529,7 +529,7 @@ assert [percent([cost(c, 2) for c in windows[L]]) for L in (1, 5, 15)] == ["48-5
 assert [percent([cost(c, 5) for c in windows[L]]) for L in (1, 5, 15)] == ["12-13%", "13-14%", "16-21%"]
 
 # %% [markdown]
-# ## 7. The verdict
+# ### 7. The verdict
 #
 # Each row asks one paper's question of the stored runs, decided by the book's rule (chapter 00, section 6): the
 # 95% interval of the relative change, read against zero and the paper's own change. The question column says
@@ -547,7 +547,7 @@ interval_plot(list(decided.values()), [compare.ROW_LABELS[name] for name in deci
               title="Each family against its control under one recipe, PTB "
                     "(about 2.70M parameters; tied LSTM, d = 128: 1.42M)")
 plt.show()
-show_claims(list(decided.values()))
+show_claims(list(decided.values()));
 
 # %% [markdown]
 # **The verdict.** Under one recipe and one parameter count, with three seeds a side or more:

@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="run folder (default runs/PRESET-SIZE-seedN)")
     p.add_argument("--restart", action="store_true", help="ignore an existing checkpoint and start over")
     p.add_argument("--max-epochs", type=int, help="stop after this many more epochs (resume later)")
-    p.add_argument("--data-dir", help="folder holding the corpora (default $MLM_DATA_DIR, ~/.cache/mlm)")
+    p.add_argument("--data-dir", help="folder holding the corpora (default $MLM_DATA_DIR, then $XDG_CACHE_HOME/mlm or ~/.cache/mlm)")
     p.add_argument("--device", help="cuda, mps or cpu (default: auto)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_train)

@@ -32,7 +32,7 @@ class ConfigError(ValueError):
 class DataConfig:
     corpus: str = "ptb"  # "ptb", "wikitext-2", "holmes" (MSR sentence completion novels), "synthetic"
     # or "recall" (the key-value recall task of mlm/data/tasks.py)
-    data_dir: str | None = None  # None: $MLM_DATA_DIR, then ~/.cache/mlm
+    data_dir: str | None = None  # None: $MLM_DATA_DIR, then $XDG_CACHE_HOME/mlm or ~/.cache/mlm
     download: bool = True  # fetch missing files when online (MLM_NO_DOWNLOAD=1 forbids)
     protocol: str = "stream"  # "stream", "sentence" or "document" (docs/design.md, section 4)
     batch_size: int = 20

@@ -1,6 +1,6 @@
 """Build the book's website from the committed, executed notebooks: `make site`, or
 
-    python site/build.py [--output build/site]      # the site is OUTPUT/html; open OUTPUT/html/index.html
+    python site/build.py [--output build/site]      # the site is OUTPUT/html; serve it (search needs http)
 
 Nothing is executed: the outputs that papermill stored in chapters/*.ipynb are the book. The build
 1. stops if a chapter's stored outputs show an error (an error output, a printed traceback);
@@ -61,11 +61,15 @@ def errors_shown(notebook: dict) -> list[str]:
     return sorted(set(found), key=found.index)
 
 
+NBVAL_MARKER = re.compile(r"\s*# NBVAL_\w+\s*$")
+
+
 def reader_view(notebook: dict) -> dict:
     """The notebook as the site shows it: inputs collapsed in JupyterLab are hidden, papermill's
     injected-parameters cell (a copy of the parameters cell) is removed, a widget, whose state is not
     stored, becomes a note instead of an empty frame, and consecutive prints to one stream become one block
-    (as JupyterLab shows them) instead of a box per chunk the kernel happened to flush."""
+    (as JupyterLab shows them) instead of a box per chunk the kernel happened to flush. The test
+    harness's markers (`# NBVAL_CHECK_OUTPUT` lines, which nbval reads) are dropped from the code shown."""
     notebook = json.loads(json.dumps(notebook))
     notebook["metadata"].pop("widgets", None)
     for cell in notebook["cells"]:
@@ -74,6 +78,9 @@ def reader_view(notebook: dict) -> dict:
         tags += [tag for key, tag in JUPYTER_HIDDEN.items() if metadata.get("jupyter", {}).get(key)]
         if "injected-parameters" in tags:
             tags.append("remove-cell")
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"]).splitlines(keepends=True)
+            cell["source"] = "".join(line for line in source if not NBVAL_MARKER.match(line)).strip("\n")
         merged = []
         for output in cell.get("outputs", []):
             if WIDGET_VIEW in output.get("data", {}):
@@ -192,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     except SiteError as error:
         print(f"site: {error}", file=sys.stderr)
         return 1
-    print(f"site: {html / 'index.html'}")
+    print(f"site: {html / 'index.html'}  (python -m http.server -d {html}, then http://127.0.0.1:8000:"
+          " search needs a server)")
     return 0
 
 

@@ -19,7 +19,7 @@ root_doc = "index"
 
 # MyST: $...$ and $$...$$ are equations, and headings get anchors that links can name.
 myst_enable_extensions = ["dollarmath", "amsmath"]
-myst_heading_anchors = 3
+myst_heading_anchors = 4
 highlight_language = "none"  # a fence without a language (the README's file tree) is not Python
 
 # The notebooks' stored outputs are the book: never execute them.
@@ -74,5 +74,13 @@ def copy_mathjax(app, exception):
             shutil.copy2(MATHJAX / part, target / part)
 
 
+def home_title(app, pagename, templatename, context, doctree):
+    """The browser names a page "its title — the book"; the home page's own title (the README's heading)
+    already names the book, so it is given the subtitle instead of the name twice."""
+    if pagename == root_doc:
+        context["title"] = "a notebook-first textbook"
+
+
 def setup(app):
+    app.connect("html-page-context", home_title)
     app.connect("build-finished", copy_mathjax)

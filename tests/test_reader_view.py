@@ -96,3 +96,15 @@ def test_paragraphs_are_textbook_length():
     lengths = {(p.name, text[:60]): words(text) for p in NOTEBOOKS for text in paragraphs(read(p))}
     long = {k: n for k, n in lengths.items() if n > LONG}
     assert len(long) <= LONG_ALLOWED and all(n <= LONGEST for n in long.values()), long
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_displayed_table_is_not_echoed_as_text(path):
+    """show_claims / show_markdown display a table and return its Markdown: as a cell's last line they would
+    show it a second time, as one long quoted string (end the line with `;`)."""
+    for cell in read(path).cells:
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        if any("text/markdown" in o.get("data", {}) for o in outputs):
+            echoed = [o for o in outputs if o.get("output_type") == "execute_result"
+                      and str(o["data"].get("text/plain", "")).startswith(("'", '"'))]
+            assert not echoed, f"{path.name}: {cell.source.strip().splitlines()[-1]}"

@@ -115,6 +115,14 @@ def test_reader_view_shows_consecutive_prints_as_one_block():
     assert len(nb["cells"][0]["outputs"]) == 6  # the notebook itself is not changed
 
 
+def test_reader_view_drops_the_test_harness_markers():
+    """nbval reads `# NBVAL_CHECK_OUTPUT`; a reader has no use for it. The code around it is kept."""
+    nb = notebook(code("# NBVAL_CHECK_OUTPUT\nprint(1)  # NBVAL_ not a marker line\n"), code("x = 1\n# NBVAL_SKIP\n"))
+    sources = [cell["source"] for cell in site_build.reader_view(nb)["cells"]]
+    assert sources == ["print(1)  # NBVAL_ not a marker line", "x = 1"]
+    assert nb["cells"][0]["source"].startswith("# NBVAL_CHECK_OUTPUT")  # the notebook itself is not changed
+
+
 def test_links_to_pages_follow_them_and_other_links_name_the_path():
     pages = {"README.md": "index.md", "chapters/01_x.ipynb": "chapters/01_x.ipynb",
              "exercises/ex01_x.py": "exercises/ex01_x.md"}
@@ -230,6 +238,8 @@ function report() {
       error: e.querySelector('mjx-merror') !== null})),
     rawMath: prose.textContent.match(/\$[^$\n]+\$|\\\(|\\\[/g) || [],
     images: [...document.images].map(i => ({src: i.currentSrc, ok: i.complete && i.naturalWidth > 0})),
+    outputImages: [...document.querySelectorAll('.cell_output img')].map(i => ({
+      src: i.currentSrc, link: i.closest('a') ? i.closest('a').href : null})),
     visibleInputs: [...document.querySelectorAll('.cell_input')].filter(e => e.checkVisibility())
       .map(e => e.innerText),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
@@ -294,6 +304,9 @@ def test_chapter_shows_figures_and_equations(visits, page):
     assert any("/_images/" in image["src"] for image in seen["images"]), f"{page} shows no figure"
     if not page.startswith("chapters/06"):  # chapter 06 reads its numbers from tables, without equations
         assert seen["math"], f"{page} shows no equation"
+    unlinked = [image["src"] for image in seen["outputImages"] if image["link"] != image["src"]]
+    none_of(unlinked, f"{page}: figures that do not open at full size when clicked")
+    none_of([text for text in seen["visibleInputs"] if "NBVAL_" in text], f"{page} shows nbval's markers")
 
 
 def taught_asserts(page: str) -> set[str]:

@@ -16,3 +16,16 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 });
+
+// A figure is drawn at the width of the text; on a narrow screen its labels become small. Each output image
+// links to its own file, so that a click opens it at full size.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll(".cell_output img").forEach((image) => {
+    if (image.closest("a")) return;
+    const link = document.createElement("a");
+    link.href = image.getAttribute("src");
+    link.title = "open the figure at full size";
+    image.replaceWith(link);
+    link.appendChild(image);
+  });
+});
