@@ -118,7 +118,9 @@ def extend_with_memory(h: torch.Tensor, mask: torch.Tensor | None, memory, reset
         * the segment's own positions are valid where ``mask`` is True (all, for ``None``).
 
     Notes:
-        * Gradients must flow into ``seq`` from both ``h`` and ``past``.
+        * Gradients must flow into ``seq`` from both ``h`` and ``past``: build ``seq`` with
+          differentiable operations and do not detach. The training loop detaches the carried
+          memory itself between segments, as it does the LSTM state (chapter 03).
     """
     # past: (batch, window, hidden), past_valid: (batch, window); then concatenate along time
     raise NotImplementedError("TODO: put the carried window in front of the segment")
@@ -139,8 +141,9 @@ def window_mask(valid: torch.Tensor, window: int, time: int) -> torch.Tensor:
         L-1 the newest (h_{t-1}); step t's own output is never in its window.
 
     Notes:
-        * No Python loop over time: take sliding windows of ``valid`` (``Tensor.unfold``) or
-          index it with a (time, window) tensor of positions built from two ``torch.arange``.
+        * No Python loop at all, neither over time nor over the L slots: take sliding windows
+          of ``valid`` (``Tensor.unfold``) or index it with a (time, window) tensor of positions
+          built from two ``torch.arange``.
         * Mind how many windows you keep: there are T steps, not T + 1.
     """
     # positions of step t's window in `valid`: (time, window)
@@ -171,12 +174,15 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
           r_t = sum_j alpha[t, j] v_{t-window+j} (r_t = 0 for an empty window).
 
     Notes:
-        * No Python loop over time: gather the (batch, time, window, k) stacks of keys and
-          values in the windows (unfold or indexing), then use broadcasting.
+        * No Python loop at all, neither over time nor over the L slots (chapter 03's fast
+          version loops over the slots; here gather the (batch, time, window, k) stacks of keys
+          and values in the windows by unfold or indexing, then use broadcasting).
         * The softmax is over the window axis, separately for every sequence and step.
-        * ``torch.softmax`` of a row that is entirely ``-inf`` is NaN, and a NaN that you
-          replace afterwards can still come back as a NaN gradient: avoid creating it. Large
-          scores must not overflow either.
+        * ``torch.softmax`` of a row that is entirely ``-inf`` is NaN. Replacing the NaN
+          afterwards fixes the values, but not always the gradients: after ``masked_fill``
+          the backward pass zeroes the masked slots, whereas an additive mask
+          (``scores + mask.log()``) sends NaN into the gradients. Large scores must not
+          overflow either.
     """
     # windows: (batch, time, window, k); scores and alpha: (batch, time, window); r and output: (batch, time, k)
     raise NotImplementedError("TODO: compute the window attention")
@@ -189,18 +195,29 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
 # YOUR ANSWER HERE
 #
 # Q2 (experiment). Run this file: two segments of one document go through your functions with a
-# window of 3. Print the allowed mask of the first step of segment 2 with and without a reset,
-# and say which slots change.
+# window of 3 (key-value-predict, k = 4). It prints, for the first two steps of segment 2, with
+# and without a reset, the allowed slots, the attention weights and the summary r_t. Which slots
+# change, and what does step 0 read from the window after a reset?
 # YOUR ANSWER HERE
 
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    window, hidden = 3, 4
-    first = torch.randn(1, 5, hidden)
+    window, k = 3, 4
+    W_Y, W_h, W_r, W_x = (torch.randn(k, k) for _ in range(4))
+    w = torch.randn(k)
+    first = torch.randn(1, 5, 3 * k)  # key-value-predict: [key; value; predict]
     seq, valid = extend_with_memory(first, None, None, None, window)
     memory = (seq[:, -window:], valid[:, -window:])
-    second = torch.randn(1, 5, hidden)
+    second = torch.randn(1, 5, 3 * k)
+    numbers = lambda x: "[" + ", ".join(f"{v:.2f}" for v in x.tolist()) + "]"  # noqa: E731
     for reset in (torch.tensor([False]), torch.tensor([True])):
-        _, valid2 = extend_with_memory(second, None, memory, reset, window)
-        print(f"reset={bool(reset)}: allowed slots of the first step", window_mask(valid2, window, 5)[0, 0].tolist())
+        seq2, valid2 = extend_with_memory(second, None, memory, reset, window)
+        key, value, _ = split_output(seq2, "key-value-predict")
+        _, _, predict = split_output(second, "key-value-predict")
+        out, alpha = window_attention(key, value, predict, valid2, W_Y, W_h, w, W_r, W_x)
+        print(f"reset={bool(reset)}")
+        for t in (0, 1):
+            r = (alpha[0, t, :, None] * value[0, t:t + window]).sum(0)
+            print(f"  step {t}: allowed {window_mask(valid2, window, 5)[0, t].tolist()}, "
+                  f"alpha {numbers(alpha[0, t])}, r_{t} {numbers(r)}")

@@ -95,7 +95,8 @@ class Report:
     path: Path
     results: list[Result] = field(default_factory=list)
     rule_breaks: list[str] = field(default_factory=list)  # a broken rule scores 0
-    problem: str = ""  # the submission stopped the grader (exit, crash, time limit)
+    problem: str = ""  # the submission stopped the grader (exit, crash, time limit) or could not be read
+    unreadable: bool = False  # a syntax error or an unreadable file: no check ran
 
     @property
     def points(self) -> int:
@@ -152,7 +153,8 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     try:
         tree = parse(report.path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError) as exc:
-        report.results = [Result(c, "fail", f"your file could not be read: {exc}") for c in assignment.checks]
+        report.problem, report.unreadable = f"your file could not be read: {exc}", True
+        report.results = [Result(c, "fail", "not graded: the file could not be read") for c in assignment.checks]
         return report
     report.rule_breaks = [str(v) for v in violations(tree, assignment.banned)]
     if report.rule_breaks:
@@ -193,6 +195,8 @@ def print_report(report: Report, out=None) -> None:
         print("FAIL  the rules of the assignment (see its docstring) -- not graded:", file=out)
         for line in report.rule_breaks:
             print(f"        {line}", file=out)
+    elif report.unreadable:  # one message, not the same one under every check
+        print(f"FAIL  {report.problem} -- no check ran; fix it and grade again", file=out)
     else:
         for r in report.results:
             line = f"{r.status.upper():4s}  [{r.points}/{r.check.points}] {r.check.description}"

@@ -105,9 +105,8 @@ def build_student_release(target: Path) -> None:
     shutil.copytree(ROOT / "mlm", target / "mlm", ignore=RELEASE_IGNORE)
     shutil.copytree(EXERCISES_DIR, target / "exercises", ignore=RELEASE_IGNORE)
     write_templates(target / "exercises")
-    for name in ("pyproject.toml", "requirements.txt"):
-        if (ROOT / name).is_file():
-            shutil.copy2(ROOT / name, target / name)
+    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+    (target / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
     for curve in sorted((ROOT / "results" / "compare-ptb").glob("*/seed*/history.json")):  # exercise 06, Q3
         copy = target / curve.relative_to(ROOT)
         copy.parent.mkdir(parents=True, exist_ok=True)
@@ -118,6 +117,21 @@ def build_student_release(target: Path) -> None:
     students = guide.split("\n## For teachers", 1)[0]  # the teachers' and authors' sections stay out
     (target / "exercises" / "README.md").write_text(students, encoding="utf-8")
     (target / "README.md").write_text(STUDENT_README, encoding="utf-8")
+
+
+STUDENT_PACKAGES = ("torch", "numpy", "tqdm", "matplotlib")  # what mlm and the grader import
+
+
+def student_requirements() -> str:
+    """The book's requirements.txt cut to what the assignments run (no JupyterLab, papermill, nbval...),
+    with the book's version pins."""
+    kept = [line for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if re.split(r"[<>=!~ #\[]", line.strip(), maxsplit=1)[0] in STUDENT_PACKAGES]
+    missing = set(STUDENT_PACKAGES) - {re.split(r"[<>=!~ #\[]", line, maxsplit=1)[0] for line in kept}
+    if missing:
+        raise ValueError(f"requirements.txt does not list {sorted(missing)}: the students' release needs them")
+    return "# What the assignments and the grader need (the book's pins; the chapters need more).\n" + \
+        "\n".join(kept) + "\n"
 
 
 STUDENT_README = """# Exercises: memory-augmented recurrent language models
@@ -131,7 +145,8 @@ pip install -r requirements.txt && pip install -e .
 ```
 
 Then read `exercises/README.md`, open your assignment (`exercises/exNN_*.py`) and grade it with
-`python -m exercises.grader NN`.
+`python -m exercises.grader NN`. Each assignment names the chapter of the book it follows: read
+that chapter in the book (its repository or website) first, unless your teacher says otherwise.
 """
 
 

@@ -241,7 +241,7 @@ def no_python_loops(*functions: str, points: int = 1, name: str = "no_python_loo
             return None
         where = "; ".join(f"{f}: line {', '.join(map(str, lines))}" for f, lines in offenders.items())
         return (f"found Python loops ({where}); work on whole tensors (indexing, unfold, cumsum, bincount, "
-                "unique...) instead of one step or token at a time")
+                "unique...) instead of one step, token or slot at a time")
 
     run.__name__ = name
     return Check(f"{', '.join(functions)}: no Python loop (whole tensors at once)", StaticCheck(run), points, requires)

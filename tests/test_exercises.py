@@ -257,6 +257,8 @@ def test_student_release_has_templates_and_no_solutions(tmp_path):
     assert "## For students" in guide and "For teachers" not in guide and "exercises.release" not in guide
     assert "pip install -e ." in (target / "README.md").read_text() and (target / "pyproject.toml").is_file()
     assert (target / "results" / "compare-ptb" / "lstm" / "seed0" / "history.json").is_file()  # exercise 06, Q3
+    needs = (target / "requirements.txt").read_text()  # what the assignments run, with the book's pins
+    assert "torch>=2.1,<=2.13.0" in needs.splitlines() and "numpy" in needs and "jupyterlab" not in needs
     for assignment in REGISTRY.values():
         text = (target / "exercises" / assignment.filename).read_text()
         assert "NotImplementedError" in text and "BEGIN SOLUTION" not in text and "BEGIN ANSWER" not in text
@@ -439,6 +441,29 @@ def test_attention_reading_the_input_memory_as_values_fails(tmp_path):
     source = wrong_solution("04", "values = C[ids]", "values = M[ids]")
     report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
     assert "output memory C" in results["attention_matches_block"].hint
+
+
+@needs_solutions
+def test_silencing_every_padded_step_fails(tmp_path):
+    """A padded step's window still holds the row's last real words; zeroing its attention is wrong."""
+    source = wrong_solution("04", "    s = (p[..., None] * values).sum(-2)",
+                            "    p = p * present[..., -1:]  # the current slot absent: a padded step\n"
+                            "    s = (p[..., None] * values).sum(-2)")
+    report, results = grade_wrong(tmp_path, "04", source, "attention_absent_slots")
+    assert "like any other step" in results["attention_absent_slots"].hint
+    assert lost(report) == {"attention_absent_slots"}
+
+
+def test_an_unreadable_file_is_reported_once(tmp_path, capsys):
+    from exercises import grader
+
+    path = tmp_path / "ex04_memory_block.py"
+    path.write_text("def memory_window(tokens, mask, size):\nreturn tokens\n")
+    report = grade_file("04", path)
+    assert report.points == 0 and report.unreadable
+    grader.print_report(report)
+    shown = capsys.readouterr().out
+    assert shown.count("could not be read") == 1 and "line 2" in shown
 
 
 @needs_solutions

@@ -151,6 +151,9 @@ def rows_full(module):
         rows = _rows(module, time, size)
         expect(torch.equal(rows[size - 1:].long(), torch.arange(size).expand(time - size + 1, size)),
                "once the memory is full (t >= size-1), slot j should use row j")
+    on = get_function(module, "temporal_rows")(4, 3, device="meta")  # a device without data: only where it is
+    expect(isinstance(on, torch.Tensor) and on.device.type == "meta",
+           "temporal_rows(..., device=d) should build its tensor on d (torch.arange(..., device=device))")
 
 
 @check("temporal_rows: at a sentence start the present words use the slice T[1:m], oldest first")
@@ -220,7 +223,8 @@ def attention_matches_block(module):
                    "the output memory C, not M")
 
 
-@check("memory_attention: absent slots get weight 0, and a step with none present gives zeros without NaN", points=2)
+@check("memory_attention: absent slots get weight 0, a padded step still attends to its real words, and a step "
+       "with none present gives zeros without NaN", points=2)
 def attention_absent_slots(module):
     block, tokens, mask, h = _attention_case(120, batch=2, time=10, size=5)  # row 1: real words 0, 1 only
     mask[1, 2:] = False
@@ -233,6 +237,10 @@ def attention_absent_slots(module):
     expect(bool((p[~present] == 0).all()), "an absent slot (before the sentence start, or padding) got a weight")
     expect(bool((p[1, 6:] == 0).all()) and bool((s[1, 6:] == 0).all()),
            "a padded step with no present slot should get p = 0 and s = 0")
+    totals = p[1, 2:6].detach().sum(-1)  # padded steps 2-5 still hold real words 0 and 1 in their windows
+    expect(max_diff(totals, torch.ones_like(totals)) < 1e-9,
+           "a padded step whose window still holds real words should attend to them like any other step; "
+           "only a step with no present slot at all gets zeros")
     (grad,) = torch.autograd.grad(s.sum() + p.sum(), h)
     expect(bool(torch.isfinite(grad).all()), "the gradient through an empty step is NaN; avoid 0/0 and -inf - -inf")
 

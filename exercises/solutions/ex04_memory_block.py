@@ -78,11 +78,11 @@ def memory_window(tokens: torch.Tensor, mask: torch.Tensor | None, size: int) ->
     ### END SOLUTION
 
 
-def temporal_rows(time: int, size: int) -> torch.Tensor:
+def temporal_rows(time: int, size: int, device: torch.device | str | None = None) -> torch.Tensor:
     """The row of the temporal matrix T used by slot j at step t, for every (t, j).
 
     Returns:
-        (time, size) long tensor ``rows``. With m = min(t + 1, size) words in memory at step t
+        (time, size) long tensor ``rows``, on ``device`` (the CPU for ``None``). With m = min(t + 1, size) words in memory at step t
         (they fill the last m slots), the oldest present word uses row 0, the next row 1, ...,
         and the current word (slot size-1) row m-1: the paper's slice T[1:m]. Once the memory
         is full every slot j uses row j. Rows of absent slots (j < size - m) are not used; set
@@ -96,8 +96,8 @@ def temporal_rows(time: int, size: int) -> torch.Tensor:
     """
     # m per step: (time, 1); slot index: (1, size)
     ### BEGIN SOLUTION: compute the temporal rows
-    slots = torch.arange(size)[None, :]  # (1, size)
-    words = (torch.arange(time) + 1).clamp(max=size)[:, None]  # (time, 1): words in memory
+    slots = torch.arange(size, device=device)[None, :]  # (1, size)
+    words = (torch.arange(time, device=device) + 1).clamp(max=size)[:, None]  # (time, 1): words in memory
     return (slots - (size - words)).clamp(min=0)  # (time, size)
     ### END SOLUTION
 
@@ -117,8 +117,10 @@ def memory_attention(h, ids, present, rows, M, C, T):
             p_t = softmax over the present slots j of (M[ids_tj] + T[rows_tj]) . h_t      (Eq. 2)
             s_t = sum_j p_tj C[ids_tj]                                                    (Eq. 3)
 
-        Absent slots get weight exactly 0. A step with no present slot at all (a padded
-        position) gets p = 0 and s = 0, never NaN.
+        Absent slots get weight exactly 0. A padded step attends like any other step, to the
+        real words its window still holds (its prediction is not scored). Only a step with no
+        present slot at all (n or more steps past the end of a shorter row) gets p = 0 and
+        s = 0, never NaN.
     """
     # keys, values: (batch, time, n, d); scores: (batch, time, n)
     ### BEGIN SOLUTION: compute the attention over the present slots and the context
@@ -179,8 +181,9 @@ def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
 #
 # Q2 (experiment). Run this file: it builds a block from your functions with a temporal matrix
 # that strongly favours the oldest row, T[0], and prints the attention of the first steps of a
-# sentence. Where does the weight go at steps 0, 1, 2 under the paper's alignment T[1:m], and
-# where would it go under the official code's alignment (newest word on the last row)?
+# sentence under the paper's alignment T[1:m] (your temporal_rows) and under the official code's
+# (slot j always uses row j, so the newest word is on the last row). Where does the weight go at
+# steps 0, 1, 2 under each?
 ### BEGIN ANSWER
 # Paper: the oldest present word always uses row 0, so at every step the weight goes to the first
 # word of the sentence (slot n-1 at step 0, n-2 at step 1, ...). Code alignment: row 0 is only used
@@ -197,5 +200,9 @@ if __name__ == "__main__":
     tokens = torch.randint(vocab, (1, time))
     h = torch.ones(1, time, d)
     ids, present = memory_window(tokens, None, size)
-    s, p = memory_attention(h, ids, present, temporal_rows(time, size), M, C, T)
-    print(p[0].numpy().round(2))
+    alignments = {"the paper's, T[1:m]": temporal_rows(time, size),
+                  "the official code's, slot j on row j": torch.arange(size).expand(time, size)}
+    for name, rows in alignments.items():
+        s, p = memory_attention(h, ids, present, rows, M, C, T)
+        print(f"{name}: p of steps 0-{time - 1} (rows), slots oldest to newest (columns)")
+        print(p[0].numpy().round(2))
