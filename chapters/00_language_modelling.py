@@ -150,23 +150,12 @@ corpus_table([ptb, wt2])
 # %%
 from mlm.plots import zipf
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-zipf({"PTB": ptb.vocab.counts, "WikiText-2": wt2.vocab.counts}, ax=axes[0])
+fig, ax = plt.subplots(figsize=(6.5, 4.2))
+zipf({"PTB": ptb.vocab.counts, "WikiText-2": wt2.vocab.counts}, ax=ax)
 ranks = np.arange(1, 10_001)
-axes[0].loglog(ranks, max(ptb.vocab.counts) / ranks, "k:", label="1 / rank")  # from the most frequent type, "the"
-axes[0].legend()
-axes[0].set_title("Zipf plot of the training sets")
-
-ptb_lengths = [len(line) for line in ptb.lines["train"]]
-wt2_lengths = [len(line) for line in wt2.lines["train"] if line and line[0] != "="]  # paragraphs, no headings
-for lengths, alpha, label in ((ptb_lengths, 0.7, "PTB sentences"), (wt2_lengths, 0.5, "WikiText-2 paragraphs")):
-    axes[1].hist(lengths, bins=range(0, 305, 5), alpha=alpha, weights=np.full(len(lengths), 1 / len(lengths)),
-                 label=label)
-axes[1].axvline(35, color="k", linestyle="--", label="35 (Salton et al.'s cut)")
-axes[1].set_xlabel("words per line")
-axes[1].set_ylabel("share of lines (5-word bins)")
-axes[1].legend()
-axes[1].set_title("Line lengths in the training sets")
+ax.loglog(ranks, max(ptb.vocab.counts) / ranks, "k:", label="1 / rank")  # from the most frequent type, "the"
+ax.legend()
+ax.set_title("Zipf plot of the training sets")
 plt.tight_layout()
 plt.show()
 
@@ -174,6 +163,27 @@ plt.show()
 # The Zipf paragraph: PTB's last step, to a count of 1, is about 30 words, most of them on the first line.
 once = {w for w, c in zip(ptb.vocab.itos, ptb.vocab.counts) if c == 1}
 assert 25 <= len(once) <= 35 and len(once & set(ptb.lines["train"][0])) > len(once) / 2, len(once)
+
+# %% [markdown]
+# ### Lines: sentences or paragraphs
+#
+# The two corpora also cut their text differently, which matters for the protocols of chapters 02 and 03: the
+# histogram and the summary below compare the lengths of their lines.
+
+# %%
+ptb_lengths = [len(line) for line in ptb.lines["train"]]
+wt2_lengths = [len(line) for line in wt2.lines["train"] if line and line[0] != "="]  # paragraphs, no headings
+fig, ax = plt.subplots(figsize=(6.5, 4.2))
+for lengths, alpha, label in ((ptb_lengths, 0.7, "PTB sentences"), (wt2_lengths, 0.5, "WikiText-2 paragraphs")):
+    ax.hist(lengths, bins=range(0, 305, 5), alpha=alpha, weights=np.full(len(lengths), 1 / len(lengths)),
+            label=label)
+ax.axvline(35, color="k", linestyle="--", label="35 (Salton et al.'s cut)")
+ax.set_xlabel("words per line")
+ax.set_ylabel("share of lines (5-word bins)")
+ax.legend()
+ax.set_title("Line lengths in the training sets")
+plt.tight_layout()
+plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -240,12 +240,23 @@ for word in range(4, 24):
 # %% [markdown]
 # Choose a word and $\gamma$ to see what it turns into under each scheme (orange: the probability that it stays).
 # Blank noising sends it to "_"; linear interpolation draws frequent words; absolute discounting changes only
-# *how often* a word is noised; Kneser-Ney draws words that follow many different words. In a static copy of
-# the book the panel shows one example, "francisco" at $\gamma = 0.2$.
+# *how often* a word is noised; Kneser-Ney ranks words by how many different words they follow, not by how
+# often they occur, so "and" and "in" climb into its top words and "N" (a number) drops out. In a static copy
+# of the book the panel shows one example, "francisco" at $\gamma = 0.2$.
 
 # %%
 noising_explorer(ptb_counts, vocab, ["francisco", "stock", "the", "york", "president", "<eos>"],
                  blank_id=vocab.pad_id)
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# What the text reads from the static panel: Kneser-Ney's top words against the unigram's.
+from mlm.widgets import noising_distribution
+from mlm.regularizers import noising_scheme
+
+tops = {name: {vocab.itos[i] for i, _ in pairs} for name, pairs in noising_distribution(
+    {name: noising_scheme(name, ptb_counts, 0.2, blank_id=vocab.pad_id) for name in ("unigram", "kneser-ney")},
+    vocab.stoi["francisco"], 8).items()}
+assert {"and", "in"} <= tops["kneser-ney"] - tops["unigram"] and "N" in tops["unigram"] - tops["kneser-ney"], tops
 
 # %% [markdown]
 # ## 3. Variational smoothing (Kong et al., section 4)
@@ -449,8 +460,10 @@ for ax, name in zip(axes, ("unigram", "kneser-ney")):
     for w in dict.fromkeys((largest, "the", "stock", "francisco")):
         i = vocab.stoi[w]
         ax.plot(rank[i], coef[i], "o", color="C3", ms=5)
-        ax.annotate(f"{w} ({coef[i]:.1f})", (rank[i], coef[i]), xytext=(6, 5), textcoords="offset points", fontsize=9,
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+        below = w == "francisco"  # its label goes under the dot, clear of the cloud the text reads there
+        ax.annotate(f"{w} ({coef[i]:.1f})", (rank[i], coef[i]), xytext=(6, -14 if below else 5),
+                    textcoords="offset points", fontsize=9,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.6))
     ax.set_title(f"{name} proposal", fontsize=10)
     ax.set_xlabel("frequency rank of the word in PTB train")
     ax.set_xticks([1, 10, 100, 1000, 10000], ["1", "10", "100", "1,000", "10,000"])

@@ -77,8 +77,10 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     if ax is None:
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
     future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
-    if relative:
+    if relative:  # white means uniform here, so what the memory cannot reach is grey, not blank
         image = ax.imshow(_log2_against_uniform(weights, future), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
+        ax.set_facecolor("0.85")
+        xlabel = f"{xlabel} (grey: not in memory)"
     else:
         shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
         top = max(float(weights.max()), 1e-6) if vmax is None else vmax
@@ -163,7 +165,8 @@ def first_updates_panels(traces: dict[str, dict], unigram: float | None = None):
     for ax in axes:
         ax.set_xlabel("update")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=9)
+    axes[0].legend(fontsize=9, loc="lower left")  # the early spikes reach into the upper corners
+    axes[1].legend(fontsize=9)
     fig.tight_layout()
     return axes
 
@@ -219,7 +222,7 @@ def window_head_diagram(window: int = 3, ax=None):
     names = [f"$h_{{t-{window - i}}}$" for i in range(window)] + ["$h_t$"]
     ax.add_patch(Rectangle((xs[0] - 0.5, -0.75), xs[window - 1] - xs[0] + 1.0, 2.75, facecolor="0.94",
                            edgecolor="0.6", ls="--", zorder=0))
-    ax.text(xs[0] - 0.45, 1.95, f"window $Y_t$ (L = {window} drawn)", fontsize=9, va="top")
+    ax.text(xs[0] - 0.45, 2.05, f"window $Y_t$ (L = {window} drawn)", fontsize=9, va="bottom")  # above the frame
     for x, name in zip(xs, names):
         for j, (symbol, _, color) in enumerate(parts):
             ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=color, edgecolor="white"))
@@ -272,8 +275,9 @@ def ngram_head_diagram(n: int = 4, ax=None):
             used = j == back  # part j+1 of the output j steps back
             ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
                                    alpha=1.0 if used else 0.25))
+            light = 0.299 * colors[j][0] + 0.587 * colors[j][1] + 0.114 * colors[j][2] > 0.6  # viridis' yellow end
             ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
-                    color="white" if used else "0.3")
+                    color=("0.1" if light else "white") if used else "0.3")
         ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
     ax.annotate("", xy=(xs[-1] + 0.3, -0.62), xytext=(xs[0] - 0.3, -0.62),
                 arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 1.0})
@@ -399,8 +403,8 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
         ax.axhline(chance, color="k", lw=1, ls="--")
         if reach and label in reach:
             ax.axvline(reach[label] + 0.5, color="tab:red", lw=1, ls=":")
-            ax.text(reach[label] + 1.5, 0.92, f"reach {reach[label]}", fontsize=8, color="tab:red")
-        ax.set_title(label, fontsize=9)
+            ax.text(reach[label] + 1.5, 0.92, f"reach {reach[label]}", fontsize=10, color="tab:red")
+        ax.set_title(label, fontsize=10)
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(stored):]:
@@ -415,11 +419,11 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
     handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
     fig.suptitle(title + f" (dashed: chance {chance:.2f})", fontsize=10, x=0.01, ha="left")
     if len(stored) < axes.size:  # an empty panel holds the legend, clear of the title
-        axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=9, frameon=False)
+        axes.flat[len(stored)].legend(handles, labels, loc="center", fontsize=10, frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
     else:  # a row of its own under the title
         inches = fig.get_figheight()  # the title and the legend row keep their size in inches at any height
-        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.26 / inches), fontsize=8,
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.26 / inches), fontsize=10,
                    ncol=len(labels), frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.36 / inches))
     return fig
@@ -659,7 +663,7 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
 
     rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
         ("word", "$w_t$", "(B, K) word ids", False),
-        ("embedding", "$E_{w_t}$", "(B, K, d)", True),
+        ("embedding", "$E[w_t]$", "(B, K, d)", True),
         ("lstm1", "LSTM layer 1", "(B, K, n)", True),
         ("lstm2", "LSTM layer 2", "(B, K, n)", True),
         ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, K, |V|)", False),
@@ -667,7 +671,7 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     fig, ax = plt.subplots(figsize=(10, 6.2))
     xs = [1.6 + 2.4 * s for s in range(steps)]
     ys = [0.4 + 1.25 * r for r in range(len(rows))]
-    width, height = 1.8, 0.6
+    width, height = 2.0, 0.6
     colors = {"word": "white", "embedding": "#dbe9f6", "lstm1": "#fde2c8", "lstm2": "#fde2c8", "softmax": "#dcefd9"}
     times = [f"t{'-' if s < steps // 2 else '+'}{abs(s - steps // 2)}" if s != steps // 2 else "t"
              for s in range(steps)]
@@ -777,7 +781,7 @@ def valid_by_seed(groups: dict[str, list[list[dict]]], ax=None, ylim: tuple[floa
             best = min(range(len(valid)), key=valid.__getitem__)
             ax.plot(epochs, valid, "-", color=f"C{i}", lw=1.3, alpha=0.85,
                     label=f"{label} ({len(seeds)} seeds)" if s == 0 else None)
-            ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5)
+            ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5, zorder=3)  # above later curves
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation perplexity")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

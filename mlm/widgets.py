@@ -126,24 +126,24 @@ def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: in
     dists = noising_distribution(schemes, word_id, top)
     # one log axis for all panels, fixed from 1e-4 to 1, so that a bar's length reads the same everywhere
     low, ticks = 1e-4, [1e-4, 1e-3, 1e-2, 1e-1, 1]
-    fig, axes = plt.subplots(1, len(dists), figsize=(3.3 * len(dists), 3.4))  # each panel has its own words
+    fig, axes = plt.subplots(1, len(dists), figsize=(2.75 * len(dists), 3.6))  # each panel has its own words
     for ax, (name, pairs) in zip(axes, dists.items()):
         labels = ["_" if i == blank_id and name == "blank" else vocab.itos[i] for i, _ in pairs]
         rows = [top - 1 - k for k in range(len(pairs))]  # the most likely word on top
         probs = [p for _, p in pairs]
         ax.barh(rows, [p - low for p in probs], left=low, color=["C1" if i == word_id else "C0" for i, _ in pairs])
         for y, p in zip(rows, probs):
-            ax.text(p * 1.15, y, f"{p:.3f}" if p >= 0.01 else f"{p:.4f}", va="center", fontsize=8)
+            ax.text(p * 1.15, y, f"{p:.3f}" if p >= 0.01 else f"{p:.4f}", va="center", fontsize=9)
         ax.set_yticks(rows)
-        ax.set_yticklabels(labels, fontsize=9)
+        ax.set_yticklabels(labels, fontsize=10)
         ax.set_ylim(-0.6, top - 0.4)
         ax.set_xscale("log")
         ax.set_xlim(low, 8)
-        ax.set_xticks(ticks, ["0.0001", "0.001", "0.01", "0.1", "1"])
+        ax.set_xticks(ticks, ["1e-4", "0.001", "0.01", "0.1", "1"])
         ax.minorticks_off()
         ax.set_title(f"{_SCHEME_TITLES[name]}\n$\\gamma_i$ = {float(schemes[name].gamma[word_id]):.3f}", fontsize=10)
-        ax.set_xlabel("probability (log scale)", fontsize=9)
-        ax.tick_params(axis="x", labelsize=8)
+        ax.set_xlabel("probability (log scale)", fontsize=10)
+        ax.tick_params(axis="x", labelsize=9)
     fig.suptitle(f"what '{word}' becomes under each noising scheme ($\\gamma$ = {gamma}; orange: it stays)", fontsize=11)
     fig.tight_layout()
     plt.show()
