@@ -251,11 +251,9 @@ noising_explorer(ptb_counts, vocab, ["francisco", "stock", "the", "york", "presi
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # What the text reads from the static panel: Kneser-Ney's top words against the unigram's.
 from mlm.widgets import noising_distribution
-from mlm.regularizers import noising_scheme
 
 tops = {name: {vocab.itos[i] for i, _ in pairs} for name, pairs in noising_distribution(
-    {name: noising_scheme(name, ptb_counts, 0.2, blank_id=vocab.pad_id) for name in ("unigram", "kneser-ney")},
-    vocab.stoi["francisco"], 8).items()}
+    {name: schemes[name] for name in ("unigram", "kneser-ney")}, vocab.stoi["francisco"], 8).items()}
 assert {"and", "in"} <= tops["kneser-ney"] - tops["unigram"] and "N" in tops["unigram"] - tops["kneser-ney"], tops
 
 # %% [markdown]

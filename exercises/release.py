@@ -125,9 +125,12 @@ STUDENT_PACKAGES = ("torch", "numpy", "tqdm", "matplotlib")  # what mlm and the 
 def student_requirements() -> str:
     """The book's requirements.txt cut to what the assignments run (no JupyterLab, papermill, nbval...),
     with the book's version pins."""
+    def package(line: str) -> str:  # "torch>=2.1,<=2.13.0" -> "torch"
+        return re.split(r"[<>=!~ #\[]", line.strip(), maxsplit=1)[0]
+
     kept = [line for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
-            if re.split(r"[<>=!~ #\[]", line.strip(), maxsplit=1)[0] in STUDENT_PACKAGES]
-    missing = set(STUDENT_PACKAGES) - {re.split(r"[<>=!~ #\[]", line, maxsplit=1)[0] for line in kept}
+            if package(line) in STUDENT_PACKAGES]
+    missing = set(STUDENT_PACKAGES) - {package(line) for line in kept}
     if missing:
         raise ValueError(f"requirements.txt does not list {sorted(missing)}: the students' release needs them")
     return "# What the assignments and the grader need (the book's pins; the chapters need more).\n" + \

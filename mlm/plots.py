@@ -268,6 +268,8 @@ def ngram_head_diagram(n: int = 4, ax=None):
         _, ax = plt.subplots(figsize=(8, 5))
     parts = n - 1
     colors = [plt.cm.viridis(0.15 + 0.7 * j / max(parts - 1, 1)) for j in range(parts)]
+    # white text on the dark parts, dark text on viridis' light yellow end
+    ink = ["0.1" if 0.299 * r + 0.587 * g + 0.114 * b > 0.6 else "white" for r, g, b, _ in colors]
     xs = [1.3 * i for i in range(parts)]  # h_t .. h_{t-N+2}: newest on the left, so no arrows cross
     for i, x in enumerate(xs):
         back = i  # steps back
@@ -275,9 +277,8 @@ def ngram_head_diagram(n: int = 4, ax=None):
             used = j == back  # part j+1 of the output j steps back
             ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
                                    alpha=1.0 if used else 0.25))
-            light = 0.299 * colors[j][0] + 0.587 * colors[j][1] + 0.114 * colors[j][2] > 0.6  # viridis' yellow end
             ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
-                    color=("0.1" if light else "white") if used else "0.3")
+                    color=ink[j] if used else "0.3")
         ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
     ax.annotate("", xy=(xs[-1] + 0.3, -0.62), xytext=(xs[0] - 0.3, -0.62),
                 arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 1.0})
