@@ -77,10 +77,10 @@ set_seed(seed)
 #
 # ### Attention over a window (Eq. 1-5)
 #
-# At step $t$ the memory is the matrix of the previous $L$ outputs of the LSTM's top layer,
-# $Y_t = [h_{t-L} \cdots h_{t-1}] \in \mathbb{R}^{k\times L}$; the current output $h_t$ is not in its own
-# window. It is compared with each of them, the comparison becomes a distribution over the window, and
-# the weighted sum $r_t$ is mixed back into the prediction:
+# At step $t$ the memory is the matrix of the previous $L$ outputs of the LSTM's top layer, $Y_t = [h_{t-L} \cdots
+# h_{t-1}] \in \mathbb{R}^{k\times L}$ for outputs of size $k$; the current output $h_t$ is not in its own window.
+# It is compared with each of them, the comparison becomes a distribution over the window, and the weighted sum
+# $r_t$ is mixed back into the prediction:
 #
 # $$ M_t = \tanh\big(W^Y Y_t + (W^h h_t)\,\mathbf{1}^\top\big) \quad (1), \qquad \alpha_t = \mathrm{softmax}(w^\top M_t) \quad (2), \qquad r_t = Y_t\,\alpha_t^\top \quad (3) $$
 #
@@ -374,10 +374,9 @@ plt.show()
 # slot takes all. The largest weight of a step, as a multiple of the uniform share $1/L$, says how far its
 # favourite slot stands out.
 #
-# The third number asks what the head chooses by. The log-weight $\log(L\,\alpha_{t,j})$ splits into a part
-# that depends only on *which output* sits in the slot, a part that depends only on *how far back* it is,
-# and the rest: the share of its variance that each of the first two explains says whether the head chooses
-# by content or by recency.
+# The third number asks what the head chooses by. Group the log-weights $\log(L\,\alpha_{t,j})$ once by *which
+# output* sits in the slot and once by *how far back* it is: the share of their variance that each grouping
+# explains on its own says whether the head chooses by content or by recency.
 
 # %%
 full = torch.cat([a["alpha"][L:] for a in articles])  # (steps, L): every step with a full window
@@ -447,13 +446,13 @@ plt.show()
 # a typical step has a normalised entropy above 0.9, and its largest weight is a few times the uniform
 # share of $1/L$. A single slot takes half the weight in about one step in thirty (3.3%).
 #
-# What structure there is belongs to the outputs, not to their distance: which output sits in a slot explains about
-# three quarters of the variance of the log-weights (a random grouping of the same sizes explains under a
-# tenth, printed above), its position none, so the mean by position is nearly flat. (The paper's model, by contrast, mainly
-# used the five most recent outputs: its section 2.4 and Figure 3b.) The head has learned a fixed preference for some
-# outputs (those computed at full stops and at "a" and "an"), kept for their whole time in the window. The remaining
-# quarter holds each step's normalisation and any lookup directed by the current step; the recall task of section 4
-# tests for such a lookup directly.
+# What structure there is belongs to the outputs, not to their distance: which output sits in a slot explains
+# about three quarters of the variance of the log-weights (a random grouping of the same sizes explains under a
+# tenth, printed above), its position none, so the mean by position is nearly flat. (The paper's model, by
+# contrast, mainly used the five most recent outputs: its section 2.4 and Figure 3b.) The head has learned a fixed
+# preference for some outputs (those computed at full stops and at "a" and "an"), kept for their whole time in the
+# window. The variance that neither grouping explains, about a quarter, holds each step's normalisation and any
+# lookup directed by the current step; the recall task of section 4 tests for such a lookup directly.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs above describe these numbers; the assertions keep them true when the chapter is re-executed.
@@ -670,12 +669,14 @@ print(f"interpolated bigram of the same tokens: validation {own_floor['bigram_va
 
 # %% [markdown]
 # No run under this recipe beats counting. Every run's best validation perplexity lies above that of the
-# interpolated bigram of the same tokens (the dotted line), and so does its test perplexity, though LSTM
-# seed 2 only just (151.0 against 150.4). Training perplexity keeps falling, to 58-101, while validation
-# swings. In ten runs of eleven it rises after a best epoch of 1 to 4, and early stopping ends the run after 4
-# to 7 epochs (LSTM seeds 0 and 1: best 225.3 and 230.2, at epoch 3). The eleventh run, LSTM seed 2, went on: its
-# validation swung up and down, then fell to 166.2 at epoch 18, against the bigram's 162.5. So the stopping
-# rule, not only the size, may keep these runs above counting.
+# interpolated bigram of the same tokens (the dotted line), and so does its test perplexity, though LSTM seed 2
+# only just (151.0 against 150.4). The training perplexity of the families drawn keeps falling, to 58-101, while
+# validation swings.
+#
+# In ten runs of eleven the validation perplexity rises after a best epoch of 1 to 4, and early stopping ends the
+# run after 4 to 7 epochs (LSTM seeds 0 and 1: best 225.3 and 230.2, at epoch 3). The eleventh run, LSTM seed 2,
+# went on: its validation swung up and down, then fell to 166.2 at epoch 18, against the bigram's 162.5. So the
+# stopping rule, not only the size, may keep these runs above counting.
 #
 # The LSTM, the control of every claim here, scores 190.2 on average against the bigram's 150.4. A control no
 # better than word-pair counts has not learned what a memory head could add to, so the book declares these
@@ -749,12 +750,13 @@ assert len(own_rows) == 4 and "(1 seed)" in own_rows[-1].evidence, own_rows[-1] 
 # %% [markdown]
 # ### The window retrained
 #
-# Daniluk et al.'s short-span claim concerns the window itself. Retrained with a window of one output,
-# key-value-predict scores 76.1 against 75.8 with five (+0.4%); with fifteen, 75.8 again. The book retrains
-# its matched key-value-predict model (279 units, the recipe above) with $L = 1$ and $L = 15$ and compares
-# each with the $L = 5$ model. The window adds no parameters, so the models differ in $L$ alone. These rows
-# put the paper's question under the book's recipe, on PTB sentences: a window never reaches past the start
-# of its sentence, so fifteen slots fill only in a sentence's later words.
+# Daniluk et al.'s short-span claim concerns the window itself. In the paper (Figure 2a, test perplexity on its
+# Wikipedia corpus), key-value-predict retrained with a window of one output scores 76.1 against 75.8 with five
+# (+0.4%); with fifteen, 75.8 again; only the relative changes compare with ours. The book retrains its matched
+# key-value-predict model (279 units, the recipe above) with $L = 1$ and $L = 15$ and compares each with the $L =
+# 5$ model. The window adds no parameters, so the models differ in $L$ alone. These rows put the paper's question
+# under the book's recipe, on PTB sentences: a window never reaches past the start of its sentence, so fifteen
+# slots fill only in a sentence's later words.
 #
 # Both reported changes are under 1%, claims of *no difference*, and the rule (chapter 00, section 6) reads
 # them by what each claims. For $L = 1$, that the shorter window does no worse: an interval inside $\pm 1\%$
@@ -778,9 +780,9 @@ plt.show()
 # $-1.1\%$ to $+2.2\%$) hold zero but reach past the band, so three seeds a side cannot tell a change under
 # 1% from none, and both verdicts are *not settled*.
 #
-# The seeds of one window alone lie 1.1% apart ($L = 1$:
-# 114.1 to 115.5) and 1.4% apart ($L = 15$: 115.4 to 117.0), more than the margin itself; telling a change
-# under 1% from none would take more seeds a side than the book has run.
+# The seeds of one window alone lie 1.1% apart ($L = 1$: 114.1 to 115.5) and 1.4% apart ($L = 15$: 115.4 to
+# 117.0), more than the rule's 1% margin; telling a change under 1% from none would take more seeds a side than
+# the book has run.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import statistics  # noqa: E402
@@ -801,11 +803,11 @@ for row, numbers, mean, (low, high), apart in ((one, [-0.3, -1.6, 1.0], 115.0, (
 # %% [markdown]
 # > **Where this falls short.** The decided rows answer the book's question (one recipe, 2.70M parameters, PTB
 # > sentences), not the paper's. Its own protocol on WikiText-2, at a third of its widths, without dropout and
-# > stopping after three bad epochs, ends before any model beats counting, and three seeds a side cannot settle
-# > whether a window of one or fifteen outputs changes the perplexity by less than 1%. On the recall task the heads
-# > train on 20-step segments and the LSTM on whole lines, so their gap is not the heads' alone; no full-size run
-# > exists, and longer training may sharpen the attention. The window at an article's start, dropout and the stopping
-# > rule are the book's choices; the paper leaves them open.
+# > stopping after three bad epochs or at 20, ends before any model beats counting, and three seeds a side cannot
+# > settle whether a window of one or fifteen outputs changes the perplexity by less than 1%. On the recall task
+# > the heads train on 20-step segments and the LSTM on whole lines, so their gap is not the heads' alone; no
+# > full-size run exists, and longer training may sharpen the attention. The window at an article's start, dropout
+# > and the stopping rule are the book's choices; the paper leaves them open.
 #
 # **Exercise 03** ([`exercises/ex03_short_attention.py`](../exercises/ex03_short_attention.py)) asks you to
 # implement the output split, the carried window, the window mask and the attention itself;

@@ -259,14 +259,14 @@ assert {"and", "in"} <= tops["kneser-ney"] - tops["unigram"] and "N" in tops["un
 # %% [markdown]
 # ## 3. Variational smoothing (Kong et al., section 4)
 #
-# **The Bayesian view in brief.** A Bayesian network treats its weights $W$ as random. A *prior* $p(W)$ says
-# what they are before seeing the data $D$ (here $\mathcal N(0, I)$), the *posterior* $p(W \mid D)$ after. A
-# network's posterior cannot be computed, so *variational inference* picks a simpler *variational
+# **The Bayesian view in brief.** A Bayesian network treats its weights $W$ as random. A *prior* $p(W)$ says what
+# they are before seeing the data $\mathcal D$ (here $\mathcal N(0, I)$), the *posterior* $p(W \mid \mathcal D)$
+# after. A network's posterior cannot be computed, so *variational inference* picks a simpler *variational
 # distribution* $q(W)$ and brings it close to the posterior in the Kullback-Leibler divergence, $\mathrm{KL}(q
-# \,\|\, p) = \mathbb E_q[\log q - \log p]$, which is zero only where the two agree. Minimising
-# $\mathrm{KL}(q \,\|\, p(W \mid D))$ is the same as maximising the **evidence lower bound**,
+# \,\|\, p) = \mathbb E_q[\log q - \log p]$, which is zero only where the two agree. Minimising $\mathrm{KL}(q
+# \,\|\, p(W \mid \mathcal D))$ is the same as maximising the **evidence lower bound**,
 #
-# $$ \mathbb E_{q(W)}\big[\log p(D \mid W)\big] - \mathrm{KL}\big(q(W) \,\|\, p(W)\big): $$
+# $$ \mathbb E_{q(W)}\big[\log p(\mathcal D \mid W)\big] - \mathrm{KL}\big(q(W) \,\|\, p(W)\big): $$
 #
 # fit the data on average over draws from $q$, and stay near the prior.
 #
@@ -329,8 +329,9 @@ assert all(torch.equal(x[r, t], x[r, u]) for r in range(4) for t in range(tokens
 # Kong et al.'s section 4.2 couples the two sides as Kneser-Ney noising does: where the input word $x_{t-1}$ is
 # replaced, the output row of its target $x_t$ is replaced too, by a second draw (`model.smoothing_coupled`, the
 # default). Of the two options at the end of that section we take the cheap one: only the target's row is drawn;
-# every other row of the softmax keeps its base value. With tied embeddings, $E$ and $O$ are *separate* draws
-# from the one shared base matrix (their section 4.3). The figure follows a batch through the model:
+# every other row of the softmax keeps its base value. With tied embeddings, $E$ and $O$ are *separate* draws from
+# the one shared base matrix (their section 4.3). The figure follows a batch through the model (its dropout mask
+# and element-wise draws are Eq. 6's, two subsections below):
 
 # %%
 flow_diagram([
@@ -618,8 +619,9 @@ if size == "reduced":
 # Why ours loses more? A test-time draw must score every candidate word, so here it redraws *every* row of the
 # softmax, where training redrew only the target's. Drawing only the inputs, with every output row at its mean
 # (the first printed line's last number), costs under a tenth, so the redrawn softmax makes most of our loss. The
-# paper does not say what its draws replaced; its data-noising model, whose draws change no output row, loses 29%
-# with sampling (printed above), so there input noise alone costs much.
+# paper does not say what its draws replaced. If its data-noising model's draws, too, changed only the inputs and
+# the targets, not the softmax's rows, then its 29% loss with sampling (printed above) says that input noise alone
+# costs much there.
 #
 # ## 5. The evidence
 #
@@ -668,26 +670,23 @@ for path in sorted((STORED / "vs-kn-tied").glob("seed*/config.json")):
     assert m["dropout"] == m["embed_dropout"] == m["recurrent_dropout"] == 0.0 and m["regularizer"] == "smooth", path
 
 # %% [markdown]
-# The paper's pair (VS Kneser-Ney 70.6 against the tied LSTM's 74.0, 2 x 512) and ours (105.6 against 112.9,
-# at about 2.7M parameters) score the same tokens, every word and `<eos>` of PTB's test set, but at different sizes
+# The paper's pair (VS Kneser-Ney 70.6 against the tied LSTM's 74.0, 2 x 512) and ours (105.6 against 112.9, at
+# about 2.7M parameters) score the same tokens, every word and `<eos>` of PTB's test set, but at different sizes
 # and with different regularization. The relative changes are the closest reading, and they answer different
-# questions: -4.6% reported over a control with dropout, -6.5% here over one without dropout that overfits,
-# with every seed of the smoothed model below every seed of the control.
+# questions: -4.6% reported over a control with dropout, -6.5% here over one without dropout that overfits after
+# its fifth or sixth epoch (below), with every seed of the smoothed model below every seed of the control. Other
+# noise on the control's inputs could lower its validation perplexity as well, so the win says that smoothing
+# regularizes, not that it beats the regularizers the paper compares it with.
 #
 # The matched recipe's smoothed model is a one-layer LSTM of 228 units with $\lambda = 0$ and no dropout, so
 # the KL term of section 3 is off: the row tests the mixture draws and the mean prediction alone. It reads
 # one sentence per row, so its draws are one per sentence, not one per stream row of `bptt` tokens.
 #
-# Read that row for what it asks. The matched recipe's control has no dropout and overfits after its fifth or
-# sixth epoch (below), so other noise on its inputs could lower its validation perplexity as well, and a win says
-# that smoothing regularizes, not that it beats the regularizers the paper compares it with. Kong et al.'s
-# control already has dropout.
-#
 # The rows that follow the paper's protocol at a smaller width (`cpu-kong2019-ptb`, 2 x 200 instead of 2 x 512)
 # are not stored yet. They first choose the control's dropout on validation from a grid (`cpu-kong2019-ptb-grid`),
-# then ask whether data noising, variational smoothing and element-wise smoothing still beat it. Three of the
-# grid's values are stored: 0.1 leads 0.2 and 0.35 on validation (120.1, 123.9 and 137.1), the best at the
-# grid's edge, so 0.05 and 0.0 joined the grid.
+# which all four models then share, and ask whether data noising, variational smoothing and element-wise smoothing
+# still beat the control. Three of the grid's values are stored: 0.1 leads 0.2 and 0.35 on validation (120.1,
+# 123.9 and 137.1), the best at the grid's edge, so 0.05 and 0.0 joined the grid.
 
 # %%
 ax = valid_by_seed({"tied LSTM without dropout: the control": stored_seeds("tied"),
