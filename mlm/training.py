@@ -313,6 +313,9 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
                 torch.cuda.set_rng_state_all(ckpt["rng"]["cuda"])
             history = ckpt["history"]
+            # metrics.jsonl follows the checkpoint, which is written first: a stop between the two writes
+            # would otherwise leave the file one epoch short for good
+            atomic_write_bytes(run_dir / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in history).encode())
             start_epoch = ckpt["epoch"] + 1
             best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
                                                       ckpt["bad_epochs"], ckpt["lr"])

@@ -166,6 +166,18 @@ def test_resume_may_extend_the_epoch_budget(one_epoch_run):
     assert [h["epoch"] for h in result.history] == [1, 2] and result.result["finished"]
 
 
+def test_a_stop_between_checkpoint_and_metrics_loses_no_epoch(one_epoch_run):
+    """The checkpoint is written before the epoch's metrics line: a run stopped between the two writes gets the
+    line back from the checkpoint's history when it resumes."""
+    cfg, run_dir = one_epoch_run
+    written = (run_dir / "metrics.jsonl").read_text()
+    (run_dir / "metrics.jsonl").write_text("")  # stopped after the checkpoint, before its line
+    result = train(cfg, run_dir, progress=False)
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["epoch"] for line in lines] == [1, 2, 3] and lines[0] + "\n" == written
+    assert [json.loads(line) for line in lines] == result.history
+
+
 def test_restart_ignores_the_old_checkpoint(one_epoch_run):
     """resume=False starts over with a new configuration, deleting the stale run files."""
     cfg, run_dir = one_epoch_run
