@@ -159,14 +159,14 @@ ESTIMATES = {
     # Kong: the plateau schedule runs far past 20 epochs at this width (results/cpu-kong2019-ptb-grid): dropout
     # 0.35 stopped early after 41 epochs, 0.1 and 0.2 after 60, so KONG_EPOCHS expected epochs of 929k training
     # tokens each (55.8M). Speed on the AMD EPYC, one thread, another run beside it: the grid's dropout 0.0 and
-    # 0.05 trained their first 22 epochs there at a median of 511 s an epoch (1,820 tok/s; 370-517 s when
-    # nothing else ran, more beside the test suite), not the 2,999 tok/s estimate_hours.py --batches 20 gave
-    # alone; the others from 20 training steps run side by side with the vanilla model's (dn-kn 1.04 times its
-    # speed, vs-kn 1.00, vs-elementwise 0.91).
-    "cpu-kong2019-ptb/vanilla-tied": (8.5, 55.8e6),  # 1,820 train tok/s, 60 epochs, 2.7M parameters
-    "cpu-kong2019-ptb/dn-kn": (8.2, 55.8e6),  # about 1,890 train tok/s
-    "cpu-kong2019-ptb/vs-kn": (8.5, 55.8e6),  # about 1,820 train tok/s
-    "cpu-kong2019-ptb/vs-elementwise": (9.4, 55.8e6),  # about 1,660 train tok/s
+    # 0.05 train an epoch in 320-342 s when nothing else runs (2,730 tok/s at 340 s; 500-580 s beside the test
+    # suite or a chapter's execution, 1,500-2,200 s beside a full `make test`); estimate_hours.py --batches 20
+    # gave 2,999 alone. The others from 20 training steps run side by side with the vanilla model's (dn-kn 1.04
+    # times its speed, vs-kn 1.00, vs-elementwise 0.91).
+    "cpu-kong2019-ptb/vanilla-tied": (5.7, 55.8e6),  # 2,730 train tok/s, 60 epochs, 2.7M parameters
+    "cpu-kong2019-ptb/dn-kn": (5.5, 55.8e6),  # about 2,840 train tok/s
+    "cpu-kong2019-ptb/vs-kn": (5.7, 55.8e6),  # about 2,730 train tok/s
+    "cpu-kong2019-ptb/vs-elementwise": (6.2, 55.8e6),  # about 2,480 train tok/s
 }
 # every grid run is the vanilla model at one dropout
 ESTIMATES |= {f"cpu-kong2019-ptb-grid/dropout{d}": ESTIMATES["cpu-kong2019-ptb/vanilla-tied"] for d in KONG_DROPOUT_GRID}
