@@ -644,10 +644,10 @@ assert means["rm-tm-g"] < means["lstm1"] < 123.5 and means["lstm3"] > 126.1, mea
 # %%
 notes = [json.loads(line) for line in (results / "holmes-notes.jsonl").read_text().splitlines()]
 probe = next(r for r in notes if r["what"] == "train" and r["train_tokens"] == 999_970)  # the first 1M tokens
-print(f"{probe['train_tokens']:,} training tokens, {probe['vocab']:,}-word vocabulary, one epoch: "
-      f"{probe['oov']['candidate_oov_rate']:.0%} of the candidates unknown, "
-      f"{probe['oov']['any_candidate_oov']} of 1,040 questions with an unknown candidate")
-print(f"accuracy {probe['accuracy']:.1%} (chance 20%; {probe['ties']} questions tied), "
+print(f"{probe['train_tokens']:,} training tokens, {probe['vocab']:,}-word vocabulary, one epoch")
+print(f"unknown words: {probe['oov']['candidate_oov_rate']:.0%} of the candidates; "
+      f"{probe['oov']['any_candidate_oov']} of the 1,040 questions hold one")
+print(f"accuracy {probe['accuracy']:.1%} (chance 20%; {probe['ties']} questions tied); "
       f"{probe['accuracy_with_unk_penalty']:.1%} with the unknown word penalised")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
