@@ -315,7 +315,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             history = ckpt["history"]
             # metrics.jsonl follows the checkpoint, which is written first: a stop between the two writes
             # would otherwise leave the file one epoch short for good
-            atomic_write_bytes(run_dir / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in history).encode())
+            atomic_write_bytes(run_dir / "metrics.jsonl", "".join(map(_metrics_line, history)).encode())
             start_epoch = ckpt["epoch"] + 1
             best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
                                                       ckpt["bad_epochs"], ckpt["lr"])
@@ -384,7 +384,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
                              train_batches, history, epoch, best_valid, best_epoch, bad_epochs, lr,
                              train_seconds, train_tokens, wall_before + time.perf_counter() - wall_start)
             with open(run_dir / "metrics.jsonl", "a") as f:
-                f.write(json.dumps(record) + "\n")
+                f.write(_metrics_line(record))
     if epochs_bar is not None:
         epochs_bar.close()
 
@@ -463,6 +463,11 @@ def _load_checkpoint(path: Path, cfg: Config, fingerprint: str) -> dict:
         raise CheckpointError(f"{path} was trained with a different vocabulary; the corpus files changed. "
                               "Use another run folder, or resume=False (--restart) to start over.")
     return ckpt
+
+
+def _metrics_line(record: dict) -> str:
+    """One epoch's line of ``metrics.jsonl`` (appended after each epoch, rewritten on resume)."""
+    return json.dumps(record) + "\n"
 
 
 # -- reading a finished run back ---------------------------------------------------------------
