@@ -640,17 +640,15 @@ test = {f: [json.loads((p / "result.json").read_text())["test_ppl"] for p in sor
         for f in ("tied", "vs-kn-tied")}
 matched = [r for r in rows if "compare-ptb" in r.evidence]
 assert len(matched) == 1 and matched[0].verdict == "supported", matched
-assert not any("cpu-kong2019" in r.evidence for r in rows) and any(c.group == "cpu-kong2019-ptb" for c in pending)
+kong = [r for r in rows if "cpu-kong2019-ptb" in r.evidence]  # the paper's protocol: VS-KN stored, two pending
+assert len(kong) == 1 and kong[0].verdict == "contradicted (a loss)", kong
+assert sorted(c.model for c in pending if c.group == "cpu-kong2019-ptb") == ["dn-kn", "vs-elementwise"], pending
 change, low, high = relative_change(test["vs-kn-tied"], test["tied"])
 assert len(test["tied"]) == len(test["vs-kn-tied"]) == 3 and -0.075 < change < -0.055 and high < 0, change
 assert max(test["vs-kn-tied"]) < min(test["tied"])
 dn_vs_gap = 1 - mlm.get_preset("kong2019-ptb-512-vs-kn", "full").paper["test"] / mlm.get_preset(
     "kong2019-ptb-512-dn-kn", "full").paper["test"]
 assert round(100 * dn_vs_gap, 2) == 0.14 and 6 < (high - low) / 2 / dn_vs_gap < 8, (dn_vs_gap, low, high)  # "a seventh"
-# The grid's stored values (the paragraph on the paper's protocol)
-grid = {float(p.parent.name.removeprefix("dropout")): round(json.loads(p.read_text())["best_valid_ppl"], 1)
-        for p in Path("../results/cpu-kong2019-ptb-grid").glob("dropout*/result.json")}
-assert grid == {0.1: 120.1, 0.2: 123.9, 0.35: 137.1}, grid
 assert 105 < sum(test["vs-kn-tied"]) / 3 < 106.5 and 112 < sum(test["tied"]) / 3 < 113.5
 for history in stored_seeds("tied"):
     valid = [h["valid_ppl"] for h in history]
@@ -681,12 +679,6 @@ for path in sorted((STORED / "vs-kn-tied").glob("seed*/config.json")):
 # The matched recipe's smoothed model is a one-layer LSTM of 228 units with $\lambda = 0$ and no dropout, so
 # the KL term of section 3 is off: the row tests the mixture draws and the mean prediction alone. It reads
 # one sentence per row, so its draws are one per sentence, not one per stream row of `bptt` tokens.
-#
-# The rows that follow the paper's protocol at a smaller width (`cpu-kong2019-ptb`, 2 x 200 instead of 2 x 512)
-# are not stored yet. They first choose the control's dropout on validation from a grid (`cpu-kong2019-ptb-grid`),
-# which all four models then share, and ask whether data noising, variational smoothing and element-wise smoothing
-# still beat the control. Three of the grid's values are stored: 0.1 leads 0.2 and 0.35 on validation (120.1,
-# 123.9 and 137.1), the best at the grid's edge, so 0.05 and 0.0 joined the grid.
 
 # %%
 ax = valid_by_seed({"tied LSTM without dropout: the control": stored_seeds("tied"),
@@ -695,13 +687,91 @@ ax.set_title("The matched recipe on PTB (stored runs; dot: each seed's best epoc
 plt.show()
 
 # %% [markdown]
-# > **Where this falls short.** The matched-recipe verdict is against a control without dropout, with the smoothed
-# > model's KL term off, so it does not test the paper's claims against a regularized LSTM; the rows of Kong et al.'s
-# > protocol wait for their runs. The paper finds variational smoothing ahead of data noising in every case (Table
-# > 2, 2 x 512, test: 71.2 against 73.3 with linear interpolation, 70.6 against 70.7 with Kneser-Ney). No runs here
-# > test that, and the Kneser-Ney gap, 0.14%, is about a seventh of the half-width of the matched row's interval
-# > above. The L2 coefficient is our derivation, since the printed Eq. 3 contradicts Eq. 2. Mean against mode rests
-# > on one reduced seed.
+# ### The paper's protocol at 2 × 200
+#
+# The row `cpu-kong2019-ptb` follows Kong et al.'s protocol at a smaller width: two layers of 200 units instead
+# of 512, the stream protocol, RMSprop with the plateau schedule, DropConnect of 0.2 on the recurrent weights, and
+# one point of the paper's grid, $\gamma = 0.2$ and $\lambda = 10^{-4}$ (the smallest $\lambda$ the paper tries).
+# The paper tunes its control, so the control's dropout was chosen on validation first, from a grid of five
+# values that the four models then share. The grid's best is no dropout at all (the first printed line below):
+# 0.0 and 0.05 tie within the spread of the control's seeds, and every larger value loses.
+#
+# Against that control, variational smoothing *loses* by about a fifth (the first row of the table above), where
+# the paper reports a gain of 4.6% at 2 × 512. The smoothed model underfits rather than overfits: at its best
+# epoch its validation perplexity is within about 2 points of its training perplexity (measured under the noise),
+# while the control's training perplexity sits 26 points below its validation.
+
+# %%
+KONG = Path("../results/cpu-kong2019-ptb")
+DIAGNOSTIC = Path("../results/diagnostics/kong-vs-kn-l2")  # one seed each, cut early: not a claim
+grid = {float(p.parent.name.removeprefix("dropout")): json.loads(p.read_text())["best_valid_ppl"]
+        for p in Path("../results/cpu-kong2019-ptb-grid").glob("dropout*/result.json")}
+print("the control's dropout grid, best validation: " + ", ".join(f"{d} {v:.1f}" for d, v in sorted(grid.items())))
+kong = {m: [read_metrics(p) for p in sorted((KONG / m).glob("seed*"))] for m in ("vanilla-tied", "vs-kn")}
+seed0 = {"vanilla tied LSTM, dropout 0 (the control)": kong["vanilla-tied"][0],
+         "VS-KN, gamma 0.2, lambda 1e-4 (stored)": kong["vs-kn"][0],
+         "  the same, gamma 0.1": read_metrics(DIAGNOSTIC / "gamma0.1"),
+         "  the same, gamma 0.05": read_metrics(DIAGNOSTIC / "gamma0.05"),
+         "  the same, the KL term's extra L2 off": read_metrics(DIAGNOSTIC / "smoothing_l2-off"),
+         "  the same, lambda 0": read_metrics(DIAGNOSTIC / "weight_decay0"),
+         "  the same, lambda 0 and gamma 0.1": read_metrics(DIAGNOSTIC / "weight_decay0-gamma0.1")}
+print(f"\n{'validation perplexity, seed 0':42} epoch 5  epoch 28")
+for label, history in seed0.items():
+    at = [f"{history[e - 1]['valid_ppl']:7.1f}" if len(history) >= e else "      -" for e in (5, 28)]
+    print(f"{label:42} {at[0]}  {at[1]}")
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The paragraphs around this cell: the grid, the loss, the underfit, and the diagnostic's readings.
+assert min(grid, key=grid.get) == 0.0 and sorted(grid) == [0.0, 0.05, 0.1, 0.2, 0.35], grid
+control_best = [min(h["valid_ppl"] for h in run) for run in kong["vanilla-tied"]]
+assert min(control_best) < grid[0.05] < max(control_best) and grid[0.1] > max(control_best) + 3  # "tie", "lose"
+assert all(grid[a] < grid[b] for a, b in zip(sorted(grid), sorted(grid)[1:]))  # every larger value loses more
+change = relative_change([json.loads((p / "result.json").read_text())["test_ppl"] for p in sorted(KONG.glob("vs-kn/seed*"))],
+                         [json.loads((p / "result.json").read_text())["test_ppl"] for p in sorted(KONG.glob("vanilla-tied/seed*"))])
+assert 0.17 < change[0] < 0.24 and change[1] > 0.1, change  # "about a fifth"
+best = lambda run: min(run, key=lambda h: h["valid_ppl"])  # noqa: E731
+assert all(abs(best(r)["valid_ppl"] - best(r)["train_ppl"]) < 2.5 for r in kong["vs-kn"])  # "within about 2 points"
+assert all(24 < best(r)["valid_ppl"] - best(r)["train_ppl"] < 28 for r in kong["vanilla-tied"])  # "26 points below"
+at = {label: [h["valid_ppl"] for h in history] for label, history in seed0.items()}
+no_l2, vs_kn = at["  the same, lambda 0"], at["VS-KN, gamma 0.2, lambda 1e-4 (stored)"]
+assert 0.10 < 1 - no_l2[27] / (sum(control_best) / 3) < 0.12 and next(e for e, v in enumerate(no_l2, 1) if v < min(control_best)) <= 10
+for label in ("  the same, gamma 0.1", "  the same, gamma 0.05"):
+    assert vs_kn[27] > at[label][27] > max(control_best) + 5, label  # "helps, still behind the control"
+extra_off = at["  the same, the KL term's extra L2 off"]
+assert len(extra_off) == 5 and no_l2[4] < at["vanilla tied LSTM, dropout 0 (the control)"][4] < extra_off[4] < vs_kn[4]
+assert (vs_kn[4] - extra_off[4]) < (extra_off[4] - no_l2[4]) / 2  # "a small part", "most of it"
+
+# %% [markdown]
+# What holds the smoothed model back? Diagnostic runs of the stored VS-KN command, seed 0, change one setting
+# each (the lines under the stored pair above); they are cut after 5 to 30 epochs and are evidence for a
+# question, not verdicts. A weaker noise helps but stays behind the control. Switching off the KL term's extra
+# L2 of section 3 (the part beyond plain weight decay) recovers a small part of the gap by epoch 5. Setting
+# $\lambda = 0$, which drops plain weight decay as well, recovers most of it: the smoothed model then passes the
+# control's best within ten epochs and sits 11% below it at epoch 28.
+#
+# So at this width the weight decay that both sides train with, more than the noise level, decides the
+# smoothed model's outcome. The control also trains with $\lambda = 10^{-4}$, and how much it would gain without it is not measured. The paper
+# does not say how its loss is reduced either: we average it per token, and a loss summed over the 35 steps of
+# each row, as in Zaremba et al.'s code, would make the same $\lambda$ 35 times weaker against the data.
+
+# %%
+ax = valid_by_seed({"the control: tied LSTM, dropout 0": kong["vanilla-tied"],
+                    "VS-KN, gamma 0.2, lambda 1e-4": kong["vs-kn"],
+                    "VS-KN, lambda 0 (diagnostic, cut)": [read_metrics(DIAGNOSTIC / "weight_decay0")]},
+                   ylim=(95, 165), first_epoch=5)
+ax.legend(fontsize=9, loc="center right")
+ax.set_title("Kong et al.'s protocol at 2 x 200 on PTB (dot: each run's best epoch)", fontsize=10)
+plt.show()
+
+# %% [markdown]
+# > **Where this falls short.** The matched recipe's control has no dropout and its smoothed model no KL term, so
+# > that row does not test the paper's claim against a regularized LSTM. The paper's-protocol row holds one point
+# > of the paper's grid where the paper tunes $\gamma$ and $\lambda$ on validation, and at 2 × 200 $\lambda$
+# > decides the outcome: a fair trial tunes $\lambda$, zero included, for both sides. Data noising and element-wise
+# > smoothing wait for their runs, and no run here tests the paper's finding that smoothing beats data noising
+# > (Table 2: 70.6 against 70.7 with Kneser-Ney, a gap of 0.14%, about a seventh of the half-width of the matched
+# > row's interval). The L2 coefficient is our derivation, since the printed Eq. 3 contradicts Eq. 2. Mean against
+# > mode rests on one reduced seed.
 #
 # **Exercise 05** ([`exercises/ex05_noising_proposals.py`](../exercises/ex05_noising_proposals.py)): the noising
 # proposals (absolute discounting's $\gamma$, Kneser-Ney's continuation distribution) and Kong et al.'s posterior

@@ -561,7 +561,8 @@ show_claims(list(decided.values()));
 #   (a loss)*): under this recipe the saved matrix helps by the width it buys. At Press & Wolf's own size and
 #   protocol it gains 4.2% at equal width (chapter 01). This recipe has no dropout, so the plain models overfit
 #   from their fifth to seventh epoch, and a regularizer has room that the papers' regularized controls did not
-#   leave: chapter 05 asks Kong et al.'s own question.
+#   leave. Under Kong et al.'s own protocol at 2 × 200 (chapter 05, section 5), with the paper's weight decay,
+#   smoothing loses to the tied LSTM by about a fifth.
 # * **Daniluk's heads gain less than reported.** These rows answer the book's question (PTB sentences, 2.70M
 #   parameters); the paper's changes are on its Wikipedia documents. Key-value-predict (the paper: 11.0%) and the
 #   4-gram RNN, which attends to nothing (10.9%), gain about 2% (*a gain, smaller than reported*), and land level
@@ -632,7 +633,7 @@ assert [n for n in compare.LABELS if n != "lstm" and n not in decided] == []  # 
 # > **Where this falls short.** Every verdict here is one recipe at one size, not the papers' own: no dropout, SGD
 # > on sentences, each from a zero state, and 2.70M parameters, most of them in the embedding and the softmax,
 # > which leaves a head little to work with. The papers' own comparisons at the reduced widths of chapters 01-04
-# > (each chapter's evidence section; chapter 05's wait for their runs) and their full sizes (a GPU's work,
+# > (each chapter's evidence section; two of chapter 05's three wait for their runs) and their full sizes (a GPU's work,
 # > `python -m mlm reproduce full`) can disagree with these rows. The recall task is one skill on a 46-word
 # > vocabulary; a head that recalls there may still not help on text.
 #

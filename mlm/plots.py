@@ -781,7 +781,7 @@ def valid_by_seed(groups: dict[str, list[list[dict]]], ax=None, ylim: tuple[floa
             epochs, valid = [h["epoch"] for h in rows], [h["valid_ppl"] for h in rows]
             best = min(range(len(valid)), key=valid.__getitem__)
             ax.plot(epochs, valid, "-", color=f"C{i}", lw=1.3, alpha=0.85,
-                    label=f"{label} ({len(seeds)} seeds)" if s == 0 else None)
+                    label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if s == 0 else None)
             ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5, zorder=3)  # above later curves
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation perplexity")
