@@ -407,21 +407,18 @@ def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
 
 
 def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
-    """The README's `reproduce cpu` line gives the manifest's run count and CPU hours (then Kong's models, which
-    the dropout grid unlocks): a change to the manifest that forgets the README fails here."""
+    """The README's `reproduce cpu` line gives the manifest's run count and CPU hours (every run, Kong's four models
+    included now that the dropout grid is stored; a copy counts as a run and takes no hours): a change to the
+    manifest that forgets the README fails here."""
     import re
 
     from mlm.manifests import cpu
 
     root = Path(__file__).resolve().parents[1]
     line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
-    runs, hours, kong, trained, kong_hours = map(int, re.search(
-        r"(\d+) runs, about (\d+) CPU hours, then Kong's (\d+) \((\d+) to train, (\d+) more hours\)", line).groups())
-    listed = [r for r in cpu.RUNS if r.group != "cpu-kong2019-ptb"]
-    assert runs == len(listed) and hours == round(sum(r.hours for r in listed)), line
-    kong_runs = [r for r in cpu.kong_runs(cpu.KONG_DROPOUT_GRID[0]) if r.group == "cpu-kong2019-ptb"]
-    assert kong == len(kong_runs) and trained == sum(not r.same_as for r in kong_runs), line
-    assert kong_hours == round(sum(cpu.ESTIMATES[f"{r.group}/{r.base}"][0] for r in kong_runs if not r.same_as)), line
+    runs, hours = map(int, re.search(r"(\d+) runs, about (\d+) CPU hours", line).groups())
+    assert cpu.KONG_DROPOUT is not None and any(r.group == "cpu-kong2019-ptb" for r in cpu.RUNS)
+    assert runs == len(cpu.RUNS) and hours == round(sum(r.hours for r in cpu.RUNS if not r.same_as)), line
 
 
 def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
