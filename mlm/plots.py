@@ -8,6 +8,11 @@ import matplotlib.pyplot as plt
 import torch
 
 
+def _with_seeds(label: str, n: int) -> str:
+    """A legend label with its number of seeds: "LSTM (3 seeds)", "LSTM (1 seed)"."""
+    return f"{label} ({n} seed{'s' if n != 1 else ''})"
+
+
 def learning_curves(histories: dict[str, list[dict]], title: str = "", ax=None):
     """Train (dashed) and validation (solid) perplexity per epoch for several runs."""
     if ax is None:
@@ -372,7 +377,7 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
         accs = torch.tensor([[acc for _, _, acc, _, _ in rows] for rows in binned])  # (seeds, bins)
         color = plt.cm.tab10(i % 10)
         ax.plot(centres, accs.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
-                label=f"{label} ({len(entry.seeds)} seeds)")
+                label=_with_seeds(label, len(entry.seeds)))
         ax.fill_between(centres, accs.min(0).values, accs.max(0).values, color=color, alpha=0.08, lw=0)
     return _recall_axes(ax, chance, width, title, legend_outside=True)
 
@@ -574,7 +579,7 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
         ratios = torch.tensor([[s[str(k)] / s["all"] for k in ks] for s in seeds])  # (seeds, ks)
         color = (colors or {}).get(label) or (plt.cm.tab10(i % 10) if len(curves) <= 10 else plt.cm.tab20(i % 20))
         ax.plot(ks, ratios.mean(0), (styles or {}).get(label, "-"), marker="o", ms=3, color=color,
-                label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
+                label=_with_seeds(label, len(seeds)))
         if len(seeds) > 1:
             ax.fill_between(ks, ratios.min(0).values, ratios.max(0).values, color=color, alpha=0.1, lw=0)
     ax.axhline(1.0, color="k", lw=1, ls="--")
@@ -781,7 +786,7 @@ def valid_by_seed(groups: dict[str, list[list[dict]]], ax=None, ylim: tuple[floa
             epochs, valid = [h["epoch"] for h in rows], [h["valid_ppl"] for h in rows]
             best = min(range(len(valid)), key=valid.__getitem__)
             ax.plot(epochs, valid, "-", color=f"C{i}", lw=1.3, alpha=0.85,
-                    label=f"{label} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})" if s == 0 else None)
+                    label=_with_seeds(label, len(seeds)) if s == 0 else None)
             ax.plot(epochs[best], valid[best], "o", color=f"C{i}", ms=5, zorder=3)  # above later curves
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation perplexity")
