@@ -67,11 +67,6 @@ def stored_seeds(family: str, root: Path = STORED) -> list[list[dict]]:
     return [read_metrics(p) for p in sorted((root / family).glob("seed*"))]
 
 
-def stored_tests(family: str, root: Path = STORED) -> list[float]:
-    """The test perplexity (``result.json``) of each stored seed of ``root/family``."""
-    return [json.loads((p / "result.json").read_text())["test_ppl"] for p in sorted((root / family).glob("seed*"))]
-
-
 # %% [markdown]
 # ## 1. Why a memory book has a regularizer
 #
@@ -646,9 +641,9 @@ show_pending(pending);
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs below: the matched-recipe row (tied LSTM + VS-KN against the tied LSTM) is stored and supported,
 # its control overfits, the smoothed model does not, and the numbers quoted are these.
-test = {f: stored_tests(f) for f in ("tied", "vs-kn-tied")}
 matched = [r for r in rows if "compare-ptb" in r.evidence]
 assert len(matched) == 1 and matched[0].verdict == "supported", matched
+test = dict(zip(("vs-kn-tied", "tied"), matched[0].seeds[:2]))  # each seed's test perplexity
 kong_rows = [r for r in rows if "cpu-kong2019-ptb" in r.evidence]  # the paper's protocol: VS-KN stored, two pending
 assert len(kong_rows) == 1 and kong_rows[0].verdict == "contradicted (a loss)", kong_rows
 assert rows[0] is kong_rows[0]  # "the first row of the table above"
@@ -727,9 +722,9 @@ seed0 = {"vanilla tied LSTM, dropout 0 (the control)": kong["vanilla-tied"][0],
          "  the same, the KL term's extra L2 off": read_metrics(DIAGNOSTIC / "smoothing_l2-off"),
          "  the same, lambda 0": read_metrics(DIAGNOSTIC / "weight_decay0"),
          "  the same, lambda 0 and gamma 0.1": read_metrics(DIAGNOSTIC / "weight_decay0-gamma0.1")}
+at = {label: {h["epoch"]: h["valid_ppl"] for h in history} for label, history in seed0.items()}  # epoch -> valid
 print(f"\n{'validation perplexity, seed 0':42} epoch 5  epoch 28")
-for label, history in seed0.items():
-    valid = {h["epoch"]: h["valid_ppl"] for h in history}
+for label, valid in at.items():
     print(f"{label:42} " + "  ".join(f"{valid[e]:7.1f}" if e in valid else "      -" for e in (5, 28)))
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -738,12 +733,11 @@ assert min(grid, key=grid.get) == 0.0 and sorted(grid) == [0.0, 0.05, 0.1, 0.2, 
 control_best = [min(h["valid_ppl"] for h in run) for run in kong["vanilla-tied"]]
 assert min(control_best) < grid[0.05] < max(control_best) and grid[0.1] > max(control_best) + 3  # "tie", "lose"
 assert all(grid[a] < grid[b] for a, b in zip(sorted(grid), sorted(grid)[1:]))  # every larger value loses more
-change = relative_change(stored_tests("vs-kn", KONG), stored_tests("vanilla-tied", KONG))
+change = relative_change(*kong_rows[0].seeds[:2])  # VS-KN against the vanilla model, test perplexity
 assert 0.17 < change[0] < 0.24 and change[1] > 0.1, change  # "about a fifth"
 best = lambda run: min(run, key=lambda h: h["valid_ppl"])  # noqa: E731
 assert all(abs(best(r)["valid_ppl"] - best(r)["train_ppl"]) < 2.5 for r in kong["vs-kn"])  # "within about 2 points"
 assert all(24 < best(r)["valid_ppl"] - best(r)["train_ppl"] < 28 for r in kong["vanilla-tied"])  # "26 points below"
-at = {label: {h["epoch"]: h["valid_ppl"] for h in history} for label, history in seed0.items()}  # epoch -> valid
 no_l2, vs_kn = at["  the same, lambda 0"], at["VS-KN, gamma 0.2, lambda 1e-4 (stored)"]
 control_mean = sum(control_best) / len(control_best)  # "the control's best": the mean of its seeds' best epochs
 assert round(100 * (1 - no_l2[28] / control_mean)) == 11  # "11% below it at epoch 28"
@@ -773,7 +767,7 @@ assert (vs_kn[5] - extra_off[5]) < (extra_off[5] - no_l2[5]) / 2  # "most of its
 # same $\lambda$ 35 times weaker against the data.
 
 # %%
-no_decay = read_metrics(DIAGNOSTIC / "weight_decay0")
+no_decay = seed0["  the same, lambda 0"]
 ax = valid_by_seed({"the control: tied LSTM, dropout 0": kong["vanilla-tied"],
                     "VS-KN, γ = 0.2, λ = 1e-4": kong["vs-kn"],
                     f"VS-KN, λ = 0: a diagnostic cut after {len(no_decay)} epochs": [no_decay]},

@@ -385,6 +385,11 @@ def reproduce_stages(load: Callable[[], list[RunSpec]], manifest: str, layout: L
         specs = more
 
 
+def estimated_hours(specs: Sequence[RunSpec]) -> float:
+    """The CPU hours the runs' estimates add up to (a copy of another run trains nothing)."""
+    return sum(s.hours or 0 for s in specs if not s.same_as)
+
+
 def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
     """One line per run: state, id, hours, preset and overrides; then the runs per state and the totals: the
     CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
@@ -402,7 +407,7 @@ def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, floa
                      f"{' '.join(spec.all_overrides())}".rstrip() + (f"  (= {spec.same_as})" if spec.same_as else ""))
     totals = [", ".join(f"{n} {k}" for k, n in counts.items())]
     if any(s.hours for s in specs):
-        totals.append(f"estimated {sum(s.hours or 0 for s in specs if not s.same_as):.0f} CPU hours in all")
+        totals.append(f"estimated {estimated_hours(specs):.0f} CPU hours in all")
     if any(s.tokens for s in specs):
         totals.append(f"{sum(s.tokens or 0 for s in specs if not s.same_as) / 1e9:.2f}G training tokens")
     if speeds is not None:

@@ -418,7 +418,7 @@ def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
     line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
     runs, hours = map(int, re.search(r"(\d+) runs, about (\d+) CPU hours", line).groups())
     assert cpu.KONG_DROPOUT is not None and any(r.group == "cpu-kong2019-ptb" for r in cpu.RUNS)
-    assert runs == len(cpu.RUNS) and hours == round(sum(r.hours for r in cpu.RUNS if not r.same_as)), line
+    assert runs == len(cpu.RUNS) and hours == round(rp.estimated_hours(cpu.RUNS)), line
 
 
 def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):

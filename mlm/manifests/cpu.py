@@ -159,11 +159,11 @@ ESTIMATES = {
     "cpu-tran2016-ptb/rmr-notm-g": (0.8, 13.9e6),  # 5,842 train tok/s, 15 epochs, 5.5M parameters
     # Kong: the plateau schedule runs far past 20 epochs at this width (results/cpu-kong2019-ptb-grid): dropout
     # 0.35 stopped early after 41 epochs, 0.0 after 51, 0.05 after 57, 0.1 and 0.2 ran all 60 (VS-KN's seeds
-    # 45-60), so KONG_EPOCHS expected epochs of 929k training tokens each (55.8M). Speed on the AMD EPYC, one thread, another run beside it: the grid's dropout 0.0 and
-    # 0.05 train an epoch in 320-342 s when nothing else runs (2,730 tok/s at 340 s; 500-580 s beside the test
-    # suite or a chapter's execution, 1,500-2,200 s beside a full `make test`); estimate_hours.py --batches 20
-    # gave 2,999 alone. The others from 20 training steps run side by side with the vanilla model's (dn-kn 1.04
-    # times its speed, vs-kn 1.00, vs-elementwise 0.91).
+    # 45-60), so KONG_EPOCHS expected epochs of 929k training tokens each (55.8M). Speed on the AMD EPYC, one
+    # thread, another run beside it: the grid's dropout 0.0 and 0.05 train an epoch in 320-342 s when nothing
+    # else runs (2,730 tok/s at 340 s; 500-580 s beside the test suite or a chapter's execution, 1,500-2,200 s
+    # beside a full `make test`); estimate_hours.py --batches 20 gave 2,999 alone. The others from 20 training
+    # steps run side by side with the vanilla model's (dn-kn 1.04 times its speed, vs-kn 1.00, vs-elementwise 0.91).
     "cpu-kong2019-ptb/vanilla-tied": (5.7, 55.8e6),  # 2,730 train tok/s, 60 epochs, 2.7M parameters
     "cpu-kong2019-ptb/dn-kn": (5.5, 55.8e6),  # about 2,840 train tok/s
     "cpu-kong2019-ptb/vs-kn": (5.7, 55.8e6),  # about 2,730 train tok/s
