@@ -601,8 +601,8 @@ print(f"{samples} draws over the mean: {scores[f'{samples} draws'] / scores['mea
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraphs below: the mode ahead of the mean by a few percent at most; 5 draws about half again worse
 # than the mean, drawing the inputs only under a tenth worse, against the paper's +21% (74.5 -> 89.8 with 20
-# draws). Two executions of this reduced run on one CPU can differ by 2% (the mean 95.3 and 97.2), so the prose
-# quotes the printed line, not its digits.
+# draws). The reduced run repeats to the last digit on one machine (deterministic CPU kernels,
+# mlm.utils.deterministic_on_cpu); another CPU moves it by a percent or two, so the prose quotes the printed line.
 if size == "reduced":
     assert scores["mode"] < scores["mean"] < 1.05 * scores["mode"], scores
     assert samples == 5 and 1.35 < scores["5 draws"] / scores["mean"] < 1.7, scores  # "about half again"

@@ -33,7 +33,7 @@ import torch
 from mlm.configs import get_preset
 from mlm.training import (autocast, build_batches, build_model, build_optimizer, load_data, set_matmul_precision,
                           training_forward)
-from mlm.utils import choose_device, set_seed
+from mlm.utils import choose_device, deterministic_on_cpu, set_seed
 
 
 def _peak_memory_mb(device) -> float:
@@ -73,13 +73,14 @@ def bench_preset(name: str, size: str = "full", overrides=None, batches: int = 3
 
     def step(batch, train: bool):
         if train:
-            with autocast(cfg, device):
-                _, nll, penalty = training_forward(model, batch)
-            loss = nll / batch.inputs.size(0) + (penalty if penalty is not None else 0.0)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.clip or 1e9)
-            optimizer.step()
+            with deterministic_on_cpu(device):  # as train() runs an epoch
+                with autocast(cfg, device):
+                    _, nll, penalty = training_forward(model, batch)
+                loss = nll / batch.inputs.size(0) + (penalty if penalty is not None else 0.0)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.clip or 1e9)
+                optimizer.step()
         else:
             with torch.no_grad():
                 model(batch.inputs, reset=batch.reset, mask=batch.mask)

@@ -37,8 +37,8 @@ from mlm.models.attentive import AttentiveHead
 from mlm.regularizers import build_regularizer
 from mlm.models.recurrent_memory import RecurrentMemoryHead
 from mlm.models.short_attention import NgramHead, WindowAttentionHead
-from mlm.utils import (atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, headless, machine_info,
-                       set_seed)
+from mlm.utils import (atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu,
+                       headless, machine_info, set_seed)
 
 
 class TrainingDiverged(RuntimeError):
@@ -345,7 +345,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
         set_lr(optimizer, lr)
         bar = _bar(len(train_batches), f"epoch {epoch}", progress, leave=False)
         start = time.perf_counter()
-        train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch)
+        with deterministic_on_cpu(device):  # the same weights from one seed at any thread count
+            train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start

@@ -1,7 +1,8 @@
-"""Small helpers: device choice, seeding, atomic file writes."""
+"""Small helpers: device choice, seeding, deterministic CPU kernels, atomic file writes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -38,6 +39,28 @@ def set_seed(seed: int) -> None:
     """Seed Python, and torch on every device, for reproducible runs."""
     random.seed(seed)
     torch.manual_seed(seed)  # also seeds CUDA and MPS generators
+
+
+@contextlib.contextmanager
+def deterministic_on_cpu(device):
+    """On the CPU, PyTorch's deterministic kernels for the duration of the block, so that a seed trains the same
+    weights every time on a given machine, on one thread or two (tests/test_training.py checks every family).
+    With two threads or more, the default ``index_put(..., accumulate=True)`` adds its values in an order that
+    changes from run to run; it is the backward pass of every ``weight[ids]`` lookup (the smoothing regularizers
+    of chapter 05 read rows so), and training magnifies the last-digit difference to a percent or so. The
+    deterministic kernels give one thread's numbers; they cost nothing on one thread and about a tenth of the
+    time on two. Other devices keep their default kernels (deterministic CUDA matmuls need an environment
+    variable set before the first CUDA call)."""
+    if torch.device(device).type != "cpu":
+        yield
+        return
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

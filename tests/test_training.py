@@ -3,6 +3,7 @@ and perplexity exactly as docs/design.md, section 4 defines it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -314,6 +315,31 @@ def test_cpu_training_computes_what_it_always_did(case):
     run = train(cfg, progress=False)
     got = (*(h["valid_ppl"] for h in run.history), run.result["test_ppl"])
     assert got == pytest.approx(expected, rel=1e-6)
+
+
+def _weights(case, threads, monkeypatch, kernels=mlm.training.deterministic_on_cpu):
+    """The weights after one epoch of a CPU_RUNS family, at batch 64 x 35 (large enough for parallel kernels)."""
+    monkeypatch.setattr(mlm.training, "deterministic_on_cpu", kernels)
+    cfg = get_preset("synthetic-tiny", overrides=[
+        "data.max_train_tokens=20000", "data.batch_size=64", "data.bptt=35", "model.embed_size=64",
+        "model.hidden_size=64", "train.epochs=1", "train.device=cpu", *CPU_RUNS[case][0], f"train.threads={threads}"])
+    return train(cfg, progress=False).model.state_dict()
+
+
+@pytest.mark.parametrize("case", list(CPU_RUNS))
+def test_a_seed_trains_the_same_weights_on_one_thread_and_two(case, monkeypatch):
+    one = _weights(case, 1, monkeypatch)
+    for name, value in _weights(case, 2, monkeypatch).items():
+        assert torch.equal(value, one[name]), name
+    assert not torch.are_deterministic_algorithms_enabled()  # train() restores the setting after each epoch
+
+
+def test_without_deterministic_kernels_two_threads_train_other_weights(monkeypatch):
+    """Why train() asks for them: the smoothing regularizer's row lookups sum their gradients in an order that
+    depends on the threads (so the test above can fail)."""
+    one = _weights("smooth-kn", 1, monkeypatch)
+    two = _weights("smooth-kn", 2, monkeypatch, kernels=lambda device: contextlib.nullcontext())
+    assert any(not torch.equal(value, one[name]) for name, value in two.items())
 
 
 # -- the loss ---------------------------------------------------------------------------------
