@@ -210,6 +210,18 @@ def run_state(spec: RunSpec, layout: Layout, cluster: dict[Path, str] | None = N
     return "missing"
 
 
+def epochs_done(spec: RunSpec, layout: Layout) -> str:
+    """``"epoch N of M"`` for a run with epochs in its run folder (``N`` from ``metrics.jsonl``, ``M`` the
+    most its config allows: early stopping may end it sooner), else ``""``."""
+    run_dir = layout.run_dir(spec)
+    try:
+        epochs = sum(1 for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip())
+        limit = json.loads((run_dir / "config.json").read_text())["train"]["epochs"]
+    except (OSError, ValueError, KeyError):
+        return ""
+    return f"epoch {epochs} of {limit}" if epochs else ""
+
+
 def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:
     """id -> :func:`run_state` of every run, asking the cluster's scheduler once for all of them."""
     cluster = cluster_states([layout.run_dir(s) for s in specs])
@@ -391,7 +403,8 @@ def estimated_hours(specs: Sequence[RunSpec]) -> float:
 
 
 def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
-    """One line per run: state, id, hours, preset and overrides; then the runs per state and the totals: the
+    """One line per run: state, id, hours, preset and overrides (a running or partial run adds its epochs so
+    far); then the runs per state and the totals: the
     CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
     per second on a GPU, :func:`read_speeds`), the GPU hours of training, tokens / speed."""
     states = run_states(specs, layout)
@@ -403,8 +416,10 @@ def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, floa
             gpu_hours[spec.id] = 0.0 if spec.same_as else spec.tokens / speed / 3600
         hours = spec.hours if spec.hours is not None else gpu_hours.get(spec.id)
         hours = "   copy" if spec.same_as else f"{hours:5.1f} h" if hours is not None else "       "
+        progress = epochs_done(spec, layout) if states[spec.id] in ("running", "partial") else ""
         lines.append(f"{states[spec.id]:<9} {spec.id:<48} {hours}  {spec.preset} "
-                     f"{' '.join(spec.all_overrides())}".rstrip() + (f"  (= {spec.same_as})" if spec.same_as else ""))
+                     f"{' '.join(spec.all_overrides())}".rstrip() + (f"  (= {spec.same_as})" if spec.same_as else "")
+                     + (f"  [{progress}]" if progress else ""))
     totals = [", ".join(f"{n} {k}" for k, n in counts.items())]
     if any(s.hours for s in specs):
         totals.append(f"estimated {estimated_hours(specs):.0f} CPU hours in all")

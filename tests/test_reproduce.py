@@ -184,6 +184,16 @@ def test_list_states(tmp_path):
     assert [rp.run_state(s, layout) for s in specs] == ["partial", "running", "missing"]
     listing = rp.format_list(specs, layout)
     assert listing.splitlines()[-1].startswith("0 done, 1 running, 0 submitted, 1 partial, 1 missing")
+    assert "[" not in listing  # no metrics yet: no epochs to show
+    # a running or partial run shows its epochs so far against its config's limit
+    for spec, epochs in ((plain, 2), (seed0, 1)):
+        (layout.run_dir(spec) / "config.json").write_text(spec.config().to_json())
+        (layout.run_dir(spec) / "metrics.jsonl").write_text('{"epoch": 1}\n' * epochs)
+    limit = plain.config().train.epochs
+    lines = rp.format_list(specs, layout).splitlines()
+    assert lines[0].startswith("partial") and lines[0].endswith(f"  [epoch 2 of {limit}]")
+    assert lines[1].startswith("running") and lines[1].endswith(f"  [epoch 1 of {seed0.config().train.epochs}]")
+    assert "[" not in lines[2]
 
 
 def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
