@@ -80,10 +80,10 @@ plt.show()
 # is **overfitting**. (In the first epoch training sits above validation only because it is averaged over an
 # epoch in which the weights still change.)
 #
-# Two changes follow, and section 4 tries both. **Dropout** zeroes randomly chosen units while the network trains,
+# Two changes follow, and section 4 tries both: dropout and weight tying. **Dropout** zeroes randomly chosen units while the network trains,
 # so that it cannot rely on any one of them and memorises less (section 2 gives its exact form).
 #
-# Dropout on the right connections treats the overfitting: it lets Zaremba et al. train networks 3.25 and 7.5
+# Dropout on the non-recurrent connections only (section 2) treats the overfitting: it lets Zaremba et al. train networks 3.25 and 7.5
 # times wider to far lower perplexity (82.7 and 78.4 against 114.5 on the test set). Tying instead removes one of
 # the small model's two largest matrices (the output layer, as large as the embedding, holds 2.0M of its 4.65M
 # parameters); sections 4 and 5 show that, at Zaremba's small setting, it lowers the perplexity on held-out text
@@ -187,8 +187,9 @@ for name in ("zaremba2014-small", "zaremba2014-medium", "zaremba2014-large"):
 #
 # $$ \mathcal{L} = \frac{1}{B} \sum_{b=1}^{B} \sum_{t=1}^{K} -\log p\big(w_{b,t+1} \mid w_{b,\le t}\big) \qquad \text{(6)} $$
 #
-# Its gradient is $K$ (20 or 35) times that of the mean over tokens, which is what makes a learning rate
-# of 1, with the gradient norm clipped at 5 or 10, the right step (the preset's
+# Its gradient is $K$ (20 or 35) times that of the mean over tokens, so a learning rate of 1, with the gradient
+# norm clipped at 5 or 10, is tuned for this summed loss: over the mean, the same rate would take steps $K$
+# times smaller (the preset's
 # `train.loss_reduction = "sequence_sum"`, kept by chapters 02 and 04; chapters 03 and 05 average over
 # tokens and use Adam and RMSProp).
 #
@@ -447,9 +448,9 @@ print(f"  over the seeds: validation {spread([r['best_valid_ppl'] for r in untie
 
 # %% [markdown]
 # Every seed ends below the paper on both sets: on test 112.2 to 113.7 against 114.5, on validation 116.8 to
-# 118.5 against 120.7. The paper's 114.5 comes from one run, and with three seeds (standard deviation 0.7) one
-# more run of ours could land anywhere within about 3.6 of their mean, 113.0 (the 95% range for a single run);
-# 114.5 lies inside it, so the gap cannot be told from the draw of the initial weights. What the seeds show is
+# 118.5 against 120.7. The paper's 114.5 comes from one run. Our three seeds have a standard deviation of 0.7,
+# so one more run of ours could land anywhere within about 3.6 of their mean, 113.0 (the 95% range for a single
+# run). 114.5 lies inside that range: the gap cannot be told from the draw of the initial weights. What the seeds show is
 # that the recipe of section 2 reproduces the paper's result: uniform initialisation in $[-0.1, 0.1]$, the
 # summed loss (6) at a learning rate of 1, clipping at 5 and halving the rate after every epoch once four have
 # passed.
@@ -494,8 +495,7 @@ show_pending(pending);
 # The first row is Press & Wolf's own question at their size and recipe: the untied runs above against the
 # same model with its output matrix replaced by the embedding (2.65M parameters against 4.65M). Tying gains
 # 4.2% (interval 2.7% to 5.6%). Every tied seed (107.5 to 108.9) lies below every untied one (112.2 to
-# 113.7), and the interval excludes the paper's 1.8%: the gain is, if anything, larger than reported
-# (*supported*). The tied model also ends lower on the training text (40.8 to 41.4 against 42.6 to 43.6),
+# 113.7), and the interval excludes the paper's 1.8%: the gain is larger than the paper's (*supported*). The tied model also ends lower on the training text (40.8 to 41.4 against 42.6 to 43.6),
 # so it does not win by fitting that text less: both sets improve.
 #
 # The other two rows use Tran et al.'s recipe (chapter 04): one LSTM layer, 128 units for the control, each
@@ -506,8 +506,8 @@ show_pending(pending);
 # a fixed budget. The third compares at **equal width**, as Press & Wolf do.
 #
 # At matched parameters the tied LSTM (three seeds) is better than the control (five seeds) by 4.3% (interval
-# 3.5% to 5.1%); the paper's 1.8% answers the equal-width question, so the two numbers do not measure the same
-# thing. At equal width the tied LSTM of 128 units (1.42M parameters against the control's 2.70M) is slightly
+# 3.5% to 5.1%), *supported* as the book's question, not the paper's: Press & Wolf never compare at equal
+# parameters, and their 1.8% answers the equal-width question. At equal width the tied LSTM of 128 units (1.42M parameters against the control's 2.70M) is slightly
 # worse: 118.9 against 118.0, a change of +0.8% whose interval (0.2% to 1.3%) lies above zero (*contradicted
 # (a loss)*). Its training perplexity also ends higher, 60.1 to 61.5 against 55.6 to 57.7. Under this recipe
 # the gain of tying comes from the width the saved matrix buys; sharing the matrix alone gains nothing, and may
@@ -592,12 +592,11 @@ assert press_recipe[1] == (2, 200, "stream", 0.1, None, 13) and tran_recipe[1] =
 
 # %% [markdown]
 # > **Where this falls short.** Dropout is tried only on the reduced slice, with one seed, one rate and four
-# > epochs; Zaremba et al.'s medium model (section 1) needs 39 epochs at 19.8M parameters (`size = "full"`) and is
-# > not reproduced. At equal width the two recipes disagree, and no stored run isolates the difference that
-# > decides it. The tied model's +0.8% there is within what a machine moves a run: three of the control's five
-# > seeds ran on another kind of CPU, one of them scored 1.1% lower when rerun on the tied runs' kind (chapter 06,
-# > section 5), and against those three alone the interval just reaches zero (0.0% to 1.4%). Sharing the matrix
-# > gains nothing here; how much it costs, the runs do not settle.
+# > epochs; Zaremba et al.'s medium model (section 1; 39 epochs, 19.8M parameters, `size = "full"`) is not
+# > reproduced. The tied model's +0.8% at equal width is within what the kind of CPU moves a run: three of the
+# > control's five seeds ran on another kind, one scored 1.1% lower when rerun (chapter 06, section 5), and
+# > against those three alone the interval reaches zero (0.0% to 1.4%). Sharing the matrix gains nothing here;
+# > how much it costs, the runs do not settle.
 #
 # **Exercise 01** ([`exercises/ex01_lstm_baselines.py`](../exercises/ex01_lstm_baselines.py)): dropout on the
 # vertical connections only, the state carried and detached across truncated-BPTT windows, the summed and

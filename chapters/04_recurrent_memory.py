@@ -212,7 +212,8 @@ print("fast == loop for both sentences; attention shape (batch, time, n):", tupl
 #
 # ### The block on the recall task
 #
-# Back to the runs of section 1, with what the block puts on the source word when the key comes back.
+# Back to the runs of section 1, with what the block puts on the source word when the key comes back. Here
+# $d$ is again the recall distance, not the width.
 
 # %%
 for label, entry in recall.items():
