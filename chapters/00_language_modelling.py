@@ -128,10 +128,10 @@ corpus_table([ptb, wt2])
 
 # %% [markdown]
 # *tokens* is words plus one `<eos>` per line: the number of predictions a model makes on that split, and the
-# denominator $N$ of perplexity. These are the standard counts (PTB: 929k / 73k / 82k; WikiText-2: 2,088,628 /
-# 217,646 / 245,569). *types* counts words only: PTB's 10,000 are 9,999 words plus `<eos>`, and 10,002 with
-# our `<pad>` and `<bos>` (the `Vocabulary` printed above); WikiText-2's 33,278 are 33,277 plus `<eos>`, and
-# 33,280 with ours.
+# denominator $N$ of perplexity. These are the standard counts (PTB: 929,589 / 73,760 / 82,430, usually quoted
+# as 929k / 73k / 82k; WikiText-2: 2,088,628 / 217,646 / 245,569). *types* counts words only: PTB's 10,000 are
+# 9,999 words plus `<eos>`, and 10,002 with our `<pad>` and `<bos>` (the `Vocabulary` printed above);
+# WikiText-2's 33,278 are 33,277 plus `<eos>`, and 33,280 with ours.
 #
 # WikiText-2 is about twice as large as PTB, has a vocabulary more than three times larger, and comes in
 # 600 / 60 / 60 articles, which the document protocol of Daniluk et al. (chapter 03) relies on. (`docs` counts
@@ -358,7 +358,7 @@ for corpus in (ptb, wt2):
 #
 # `ManualLSTM` loops this step over time and layers. It is the slow reference; every model of the book
 # calls the fused `nn.LSTM` instead, which runs the same equations as one optimised kernel (cuDNN on a
-# GPU, oneDNN on a CPU). They must agree:
+# GPU, a compiled CPU kernel otherwise). They must agree:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -466,8 +466,8 @@ assert round(mean_position[2]) == 56 and round(mean_position[41]) == 65 and band
 # little later (about position 65 on average, against 56 for the shortest).
 #
 # `mlm.long_range` scores a model on the critical tokens alone, by $d$, by position, and by both at once;
-# chapters 02 to 04 and 06 read those scores from stored runs of every family (`python -m mlm reproduce recall`,
-# three seeds each).
+# chapters 02 to 04 and 06 read those scores from stored recall runs of each paper's model (`python -m mlm
+# reproduce recall`).
 
 # %% [markdown]
 # ## 6. How the book decides a claim
@@ -539,8 +539,9 @@ assert round(100 * (0.01 - (high - low) / 2), 2) == 0.14  # "under 0.14%"
 
 # %% [markdown]
 # The interval $[lo, hi]$ is read against two points: zero, and the paper's own change $r_{\text{paper}}$ (its
-# model's perplexity over its control's, minus one; $-3.5\%$ in the example above). The first row that applies
-# decides:
+# model's perplexity over its control's, minus one; $-3.5\%$ in the example above). With three seeds or more a
+# side, and where the paper reported a change of at least 1% or gave no size, the first row that applies decides;
+# claims of no change, and too few seeds, are read below the table:
 #
 # | the 95% interval $[lo, hi]$ | verdict |
 # |---|---|
@@ -557,10 +558,10 @@ assert round(100 * (0.01 - (high - low) / 2), 2) == 0.14  # "under 0.14%"
 # with the example's half-width of 0.86%, the mean change would have to lie within 0.14% of zero.
 #
 # Where the paper reported $|r_{\text{paper}}| < 1\%$ (in effect a claim that the addition costs nothing), an
-# interval inside $\pm 1\%$ or below 0 reads **supported**, one above 0 **contradicted (a loss)**, and any
-# other **not settled**. Where such a claim says the model does not *help* (a longer window, chapter 03), the
-# roles turn: an interval inside the band or above 0 supports it, one below 0 is **contradicted (a gain)**, and
-# any other is **not settled**.
+# interval inside $\pm 1\%$ or below 0 reads **supported**, any other interval above 0 **contradicted (a loss)**,
+# and the rest **not settled**. Where such a claim says the model does not *help* (a longer window, chapter 03),
+# the roles turn: an interval inside the band or above 0 supports it, any other below 0 is **contradicted (a
+# gain)**, and the rest is **not settled**.
 #
 # Each interval is a 95% interval for its own claim, the usual level, with no adjustment for the many claims
 # the book reads; claims that share a control (most of chapter 06's share its five LSTM seeds) are not
@@ -568,7 +569,7 @@ assert round(100 * (0.01 - (high - low) / 2), 2) == 0.14  # "under 0.14%"
 # converged** appended where a seed of either side had its best epoch last while its learning rate was still
 # above 1% of its start.
 #
-# A paper gives no size where its own pair is no controlled comparison. Salton et al. set their model beside
+# The book takes no size from a paper whose own pair is not a controlled comparison. Salton et al. set their model beside
 # another paper's LSTM, trained under another protocol (chapter 02), so their gain says nothing about how much
 # the head adds; for their claims only the direction of our change is read.
 #
@@ -587,8 +588,9 @@ assert round(100 * (0.01 - (high - low) / 2), 2) == 0.14  # "under 0.14%"
 # The figure below puts every claim of the book's comparison (chapter 06) on one axis: a dot and a bar for our
 # change and its interval, a diamond for the paper's change (none where the paper gave no size), the grey band for
 # the $\pm 1\%$ margin, and the verdict on the right. The labels name models of chapters 01 to 05; three rows (the
-# tied LSTM, whose input and output embeddings share one matrix, at hidden size 128, and key-value-predict
-# retrained with windows $L = 1$ and 15) ask the paper's own question under the recipe, at another size. Here only
+# tied LSTM, whose input and output embeddings share one matrix, at hidden size 128, written $d = 128$ in its
+# label, and a window head retrained with a shorter and a longer window, chapter 03) ask the paper's own question
+# under the recipe, at another size. Here only
 # the way to read a row matters.
 
 # %%
