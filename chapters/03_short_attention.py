@@ -780,8 +780,8 @@ from mlm.manifests import compare  # noqa: E402
 row_labels = {claim.text: compare.ROW_LABELS[claim.model] for claim in compare.CLAIMS}  # "..., L = 1 vs L = 5"
 show_claims(retrained)
 for row in retrained:
-    print(f"{row_labels[row.claim]}: test perplexity by seed " + ", ".join(f"{v:.1f}" for v in sorted(row.seeds[0]))
-          + " against " + ", ".join(f"{v:.1f}" for v in sorted(row.seeds[1])))
+    print(f"{row_labels[row.claim]}: test perplexity by seed " + ", ".join(f"{v:.1f}" for v in row.seeds[0])
+          + " against " + ", ".join(f"{v:.1f}" for v in row.seeds[1]))
 interval_plot(retrained, [row_labels[row.claim] for row in retrained],
               title="Key-value-predict retrained with another window, against L = 5: ours, ◇ the paper")
 plt.show()

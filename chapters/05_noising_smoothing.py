@@ -600,7 +600,7 @@ print(f"{samples} draws over the mean: {scores[f'{samples} draws'] / scores['mea
 # The paragraphs below: the mode ahead of the mean by a few percent at most; 5 draws about half again worse
 # than the mean, drawing the inputs only under a tenth worse, against the paper's +21% (74.5 -> 89.8 with 20
 # draws). The reduced run repeats to the last digit on one machine (deterministic CPU kernels,
-# mlm.utils.deterministic_on_cpu); another CPU moves it by a percent or two, so the prose quotes the printed line.
+# mlm.utils.deterministic_on_cpu); another CPU may move it by a percent or so, so the prose quotes the printed line.
 if size == "reduced":
     assert scores["mode"] < scores["mean"] < 1.05 * scores["mode"], scores
     assert samples == 5 and 1.35 < scores["5 draws"] / scores["mean"] < 1.7, scores  # "about half again"

@@ -211,15 +211,18 @@ def run_state(spec: RunSpec, layout: Layout, cluster: dict[Path, str] | None = N
 
 
 def epochs_done(spec: RunSpec, layout: Layout) -> str:
-    """``"epoch N of M"`` for a run with epochs in its run folder (``N`` from ``metrics.jsonl``, ``M`` the
-    most its config allows: early stopping may end it sooner), else ``""``."""
+    """``"N of M epochs"`` for an unfinished run with epochs in its run folder (``N`` done, from
+    ``metrics.jsonl``; ``M`` the most its config allows: early stopping may end it sooner), else ``""`` (a
+    finished run waiting for its copy or post-steps has its ``result.json`` and shows nothing)."""
     run_dir = layout.run_dir(spec)
+    if (run_dir / "result.json").is_file():
+        return ""
     try:
         epochs = sum(1 for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip())
         limit = json.loads((run_dir / "config.json").read_text())["train"]["epochs"]
     except (OSError, ValueError, KeyError):
         return ""
-    return f"epoch {epochs} of {limit}" if epochs else ""
+    return f"{epochs} of {limit} epochs" if epochs else ""
 
 
 def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:
@@ -403,8 +406,8 @@ def estimated_hours(specs: Sequence[RunSpec]) -> float:
 
 
 def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
-    """One line per run: state, id, hours, preset and overrides (a running or partial run adds its epochs so
-    far); then the runs per state and the totals: the
+    """One line per run: state, id, hours, preset and overrides (a running or partial run adds the epochs it
+    has done); then the runs per state and the totals: the
     CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
     per second on a GPU, :func:`read_speeds`), the GPU hours of training, tokens / speed."""
     states = run_states(specs, layout)

@@ -56,7 +56,7 @@ def deterministic_on_cpu(device):
         return
     enabled = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True, warn_only=enabled and warn_only)  # a caller's warn-only mode stays
     try:
         yield
     finally:

@@ -191,9 +191,11 @@ def test_list_states(tmp_path):
         (layout.run_dir(spec) / "metrics.jsonl").write_text('{"epoch": 1}\n' * epochs)
     limit = plain.config().train.epochs
     lines = rp.format_list(specs, layout).splitlines()
-    assert lines[0].startswith("partial") and lines[0].endswith(f"  [epoch 2 of {limit}]")
-    assert lines[1].startswith("running") and lines[1].endswith(f"  [epoch 1 of {seed0.config().train.epochs}]")
+    assert lines[0].startswith("partial") and lines[0].endswith(f"  [2 of {limit} epochs]")
+    assert lines[1].startswith("running") and lines[1].endswith(f"  [1 of {seed0.config().train.epochs} epochs]")
     assert "[" not in lines[2]
+    (layout.run_dir(plain) / "result.json").write_text("{}")  # finished, waiting for its copy or post-steps
+    assert "[" not in rp.format_list(specs, layout).splitlines()[0]
 
 
 def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
