@@ -38,6 +38,7 @@ from mlm.analysis.post_steps import POST_STEPS, run_post_steps
 from mlm.configs import Config, ConfigError, get_preset
 from mlm.launch import (ACTIVE, LOCK, SlurmOptions, available_cores, cluster_states, launch_here, plan_jobs, run_logged,
                         running_pid, sbatch_script, shell, submit, write_lock)
+from mlm.training import read_metrics
 
 COPIED = ("config.json", "metrics.jsonl", "result.json")  # what results/ keeps of a run folder
 STATES = ("done", "running", "submitted", "partial", "missing")
@@ -212,17 +213,16 @@ def run_state(spec: RunSpec, layout: Layout, cluster: dict[Path, str] | None = N
 
 def epochs_done(spec: RunSpec, layout: Layout) -> str:
     """``"N of M epochs"`` for an unfinished run with epochs in its run folder (``N`` done, from
-    ``metrics.jsonl``; ``M`` the most its config allows: early stopping may end it sooner), else ``""`` (a
+    ``metrics.jsonl``; ``M`` the most its configuration allows: early stopping may end it sooner), else ``""`` (a
     finished run waiting for its copy or post-steps has its ``result.json`` and shows nothing)."""
     run_dir = layout.run_dir(spec)
     if (run_dir / "result.json").is_file():
         return ""
     try:
-        epochs = sum(1 for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip())
-        limit = json.loads((run_dir / "config.json").read_text())["train"]["epochs"]
-    except (OSError, ValueError, KeyError):
+        epochs = len(read_metrics(run_dir))
+    except (OSError, ValueError):
         return ""
-    return f"{epochs} of {limit} epochs" if epochs else ""
+    return f"{epochs} of {spec.config().train.epochs} epochs" if epochs else ""
 
 
 def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:

@@ -187,7 +187,6 @@ def test_list_states(tmp_path):
     assert "[" not in listing  # no metrics yet: no epochs to show
     # a running or partial run shows its epochs so far against its config's limit
     for spec, epochs in ((plain, 2), (seed0, 1)):
-        (layout.run_dir(spec) / "config.json").write_text(spec.config().to_json())
         (layout.run_dir(spec) / "metrics.jsonl").write_text('{"epoch": 1}\n' * epochs)
     limit = plain.config().train.epochs
     lines = rp.format_list(specs, layout).splitlines()
