@@ -731,7 +731,8 @@ def test_kong_grid_choice_waits_for_every_grid_run(tmp_path):
 
 def test_kong_vanilla_seed0_is_the_grids_chosen_run():
     """Once the grid chooses, the vanilla model's seed 0 is a copy of the chosen grid run (the same
-    configuration, checked), and the other eleven runs train; before the choice only the grid is listed."""
+    configuration, checked), and the other eleven runs train, with the control's and VS-KN's three seeds again
+    at lambda = 0 (the same dropout); before the choice only the grid is listed."""
     from mlm.manifests import cpu
 
     assert [r.group for r in cpu.kong_runs(None)] == ["cpu-kong2019-ptb-grid"] * len(cpu.KONG_DROPOUT_GRID)
@@ -740,7 +741,14 @@ def test_kong_vanilla_seed0_is_the_grids_chosen_run():
         copies = [r for r in specs if r.same_as]
         assert [(r.id, r.same_as) for r in copies] == [("cpu-kong2019-ptb/vanilla-tied/seed0",
                                                         f"cpu-kong2019-ptb-grid/dropout{dropout}")]
-        assert len(specs) - len(cpu.KONG_DROPOUT_GRID) == 12 and copies[0].config().model.dropout == dropout
+        assert len(specs) - len(cpu.KONG_DROPOUT_GRID) == 18 and copies[0].config().model.dropout == dropout
+        no_l2 = [r for r in specs if r.group == cpu.KONG_LAMBDA0]
+        assert sorted(r.name for r in no_l2) == [f"{m}/seed{s}" for m in ("vanilla-tied", "vs-kn") for s in cpu.SEEDS]
+        for r in no_l2:
+            twin = next(t for t in specs if t.group == "cpu-kong2019-ptb" and t.name == r.name)
+            config, twin_config = r.config(), twin.config()
+            assert config.train.weight_decay == 0.0 and twin_config.train.weight_decay == cpu.KONG_LAMBDA > 0
+            assert config.model == twin_config.model and config.model.dropout == dropout  # lambda alone differs
 
 
 def test_a_staged_manifest_trains_its_later_runs_in_the_same_call(tmp_path):
