@@ -569,8 +569,8 @@ show_claims(list(decided.values()));
 #   *contradicted (a loss)*), near what the kind of CPU moves one run (section 5): under this recipe the saved
 #   matrix helps by the width it buys. At Press & Wolf's own size and protocol it gains 4.2% at equal width
 #   (chapter 01). Under Kong et al.'s own protocol at 2 × 200 (chapter 05, section 5), smoothing loses to the
-#   tied LSTM by about a fifth with the paper's weight decay, and gains 7.2% when both sides train without it,
-#   the setting each side's validation prefers.
+#   tied LSTM by about a fifth with the paper's weight decay, and gains 7.2% when both sides train without it
+#   (each side's validation prefers that; the control's dropout was not chosen again, and it then overfits).
 # * **Daniluk's heads gain less than reported.** These rows answer the book's question (PTB sentences, 2.70M
 #   parameters); the paper's changes are on its Wikipedia documents. Key-value-predict (the paper: 11.0%) and the
 #   4-gram RNN, which attends to nothing (10.9%), gain about 2% (*a gain, smaller than reported*), and land level
