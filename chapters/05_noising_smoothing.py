@@ -715,7 +715,7 @@ DIAGNOSTIC = Path("../results/diagnostics/kong-vs-kn-l2")  # one seed each, cut 
 grid = {float(p.parent.name.removeprefix("dropout")): json.loads(p.read_text())["best_valid_ppl"]
         for p in Path("../results/cpu-kong2019-ptb-grid").glob("dropout*/result.json")}
 print("the control's dropout grid, best validation: " + ", ".join(f"{d} {v:.1f}" for d, v in sorted(grid.items())))
-kong = {m: stored_seeds(m, KONG) for m in ("vanilla-tied", "vs-kn")}
+kong = {m: stored_seeds(m, KONG) for m in ("vanilla-tied", "dn-kn", "vs-kn", "vs-elementwise")}
 seed0 = {"vanilla tied LSTM, dropout 0 (the control)": kong["vanilla-tied"][0],
          "VS-KN, gamma 0.2, lambda 1e-4 (stored)": kong["vs-kn"][0],
          "  the same, gamma 0.1": read_metrics(DIAGNOSTIC / "gamma0.1"),
@@ -738,10 +738,9 @@ dn, vs, ew = (relative_change(*r.seeds[:2]) for r in kong_rows)  # each against 
 assert round(100 * dn[0]) == 7 and 0.17 < vs[0] < 0.24 and 0.17 < ew[0] < 0.24, (dn, vs, ew)  # "7%", "a fifth"
 assert [round(100 * r.seeds[2], 1) for r in kong_rows] == [-4.5, -4.6, -9.7]  # the paper's gains
 best = lambda run: min(run, key=lambda h: h["valid_ppl"])  # noqa: E731
-noised = {m: stored_seeds(m, KONG) for m in ("dn-kn", "vs-kn", "vs-elementwise")}
 assert all(abs(best(r)["valid_ppl"] - best(r)["train_ppl"]) < 3.5 for m in ("vs-kn", "vs-elementwise")
-           for r in noised[m])  # "within about 3 points"
-assert all(-8.5 < best(r)["valid_ppl"] - best(r)["train_ppl"] < -6 for r in noised["dn-kn"])  # "about 7 below"
+           for r in kong[m])  # "within about 3 points"
+assert all(-8.5 < best(r)["valid_ppl"] - best(r)["train_ppl"] < -6 for r in kong["dn-kn"])  # "about 7 below"
 assert all(24 < best(r)["valid_ppl"] - best(r)["train_ppl"] < 28 for r in kong["vanilla-tied"])  # "26 points below"
 no_l2, vs_kn = at["  the same, lambda 0"], at["VS-KN, gamma 0.2, lambda 1e-4 (stored)"]
 control_mean = sum(control_best) / len(control_best)  # "the control's best": the mean of its seeds' best epochs
@@ -780,7 +779,13 @@ assert (vs_kn[5] - extra_off[5]) < (extra_off[5] - no_l2[5]) / 2  # "most of its
 # %%
 LAMBDA0 = Path("../results/cpu-kong2019-ptb-lambda0")
 no_l2_runs = {m: stored_seeds(m, LAMBDA0) for m in ("vanilla-tied", "vs-kn")}
-mean_best = lambda runs: sum(min(h["valid_ppl"] for h in r) for r in runs) / len(runs)  # noqa: E731
+
+
+def mean_best(runs):
+    """The mean over seeds of each seed's best validation perplexity."""
+    return sum(min(h["valid_ppl"] for h in run) for run in runs) / len(runs)
+
+
 print("best validation perplexity, mean of three seeds:")
 for model, label in (("vanilla-tied", "the control"), ("vs-kn", "VS-KN")):
     print(f"  {label:12} lambda 1e-4 {mean_best(kong[model]):6.1f}   lambda 0 {mean_best(no_l2_runs[model]):6.1f}")
@@ -810,7 +815,7 @@ assert sorted(h["epoch"] for h in control0) == [29, 32, 43]  # "epochs 29 to 43"
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
 valid_by_seed({"the control: tied LSTM, dropout 0": kong["vanilla-tied"], "VS-KN": kong["vs-kn"],
-               "data noising (KN)": noised["dn-kn"], "element-wise VS": noised["vs-elementwise"]},
+               "data noising (KN)": kong["dn-kn"], "element-wise VS": kong["vs-elementwise"]},
               ax=axes[0], ylim=(95, 185), first_epoch=5)
 valid_by_seed({"the control: tied LSTM, dropout 0": no_l2_runs["vanilla-tied"], "VS-KN": no_l2_runs["vs-kn"]},
               ax=axes[1], ylim=(95, 185), first_epoch=5)
