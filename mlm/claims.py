@@ -1,39 +1,42 @@
-"""Claims tables: a paper's claim, the evidence a chapter produced for it, and a verdict the numbers decide.
+"""Claims and the rule that decides them: a paper's claim, the runs that test it, and a verdict the numbers give.
 
-Every chapter ends with one. The verdict is computed from the numbers, never typed, by one rule used
-everywhere (lower perplexity is better). Its input is the **relative change** of the mean perplexity,
-``mean(model) / mean(control) - 1`` (negative: the model is better), and its 95% interval from the seeds
-(Welch's t interval for a difference of two means, divided by the control's mean; against a count baseline,
-which has no seeds, the one-sample t interval). With ``m`` = :data:`MARGIN` (1%, the smallest change the book
-reads as a difference) and the paper's own change ``p`` (negative where it reported a gain):
+A claim sets a *model* against its *control* (the same network without the paper's addition). Lower
+perplexity is better. The rule's input is the **relative change** of the mean test perplexity,
+``c = mean(model) / mean(control) - 1`` (negative: the model is better), and its 95% interval ``[lo, hi]``
+from the seeds (Welch's t interval for a difference of two means, divided by the control's mean; against a
+count baseline, which has no seeds, the one-sample t interval). Three things are set beside it:
 
-* fewer than ``min_seeds`` (3) runs on a side: **not testable with one seed** / **not settled (2 seeds)**;
-* the interval lies inside ``(-m, m)``: **no difference** (a change that small does not count, whether or not
-  the interval holds 0);
-* the interval lies above 0: **contradicted (a loss)**;
-* the interval lies below 0: **supported** where it holds ``p`` or lies beyond it, **a gain, smaller than
-  reported** where it lies between ``p`` and 0;
-* the interval holds 0: **smaller than reported** where it excludes ``p`` (no gain as large as the paper's,
-  though a small one is not ruled out), **not settled** otherwise (it holds both 0 and the paper's change);
-* a claim that the paper reports as *no* difference (``|p| < m``) reads "the model does no worse": it is
-  **supported** by an interval inside ``(-m, m)`` or below 0, **contradicted (a loss)** by one above 0, and
-  **not settled** otherwise. Where the paper's point is the other way round, that the model does not *help* (a
-  longer window, ``no_gain``), an interval above 0 or inside ``(-m, m)`` supports it, one below 0 is
-  **contradicted (a gain)**.
+* ``m`` = :data:`MARGIN` (1%): a change smaller than this does not count, whatever its sign;
+* ``p``, the paper's own change (negative for a reported gain; None where the paper's pair gives no size,
+  e.g. a model set against another paper's control);
+* ``s``, the machine term: where the two sides ran on different kinds of machine (processor, GPU or
+  precision), the interval is widened by ``s`` at both ends, ``s`` being the cross-machine shift the book
+  measured (:func:`mlm.evidence.machine_shift`). Same-machine claims have ``s = 0``.
 
-A claim whose control's mean test perplexity is no better than the interpolated bigram of its own data (a
-count model, :mod:`mlm.baselines`) is **not testable at this size** whatever the seeds say:
-:func:`mlm.table.stored_claims` overrides this rule's verdict there.
+The rule has five labels, each a plain statement about the interval, symmetric around zero:
 
-``converged=False`` adds **, not converged**: a reduced run stopped after a few epochs, or, for stored runs,
-a seed whose best epoch is its last while its learning rate was still above 1% of its start
-(:meth:`mlm.table.StoredSetting.stopped_improving`). The direction holds for this budget and says nothing
-about the paper's full-size numbers. :func:`interval_text` writes the change and its interval for the
-evidence column, which every verdict stands beside.
+==============================  =====================================================================
+**holds**                       a gain that clears the margin (``hi < -m``) and is as large as
+                                reported: the interval reaches ``p`` (``lo <= p``), or no size was reported
+**smaller gain**                a gain that clears the margin, but the whole interval is smaller than ``p``
+**no effect**                   the interval lies inside the margin (``-m < lo`` and ``hi < m``)
+**worse**                       a loss that clears the margin (``lo > m``)
+**inconclusive**                anything else: the seeds cannot tell these apart
+==============================  =====================================================================
 
-Claims that a manifest's stored runs test (the cpu manifest's, chapter 06's) are declared once as
-:class:`PaperClaim` beside the manifest; :func:`mlm.table.stored_claims` turns them into claims rows from
-whatever ``results/`` holds, for the chapters and for the README's table.
+and one flag: a gain whose whole interval lies beyond twice the paper's (``hi < 2p``; for a paper that
+reported no change, any gain that clears the margin) reads **larger than reported: check the control**: a
+gain far beyond the paper's points at a control that trained badly more often than at a better model.
+
+"Worse" must clear the margin exactly as "no effect" must sit inside it, so a vaguer interval never earns a
+stronger label. Three seeds a side at least, or no verdict (:data:`FEW_SEEDS`: the row waits for runs).
+The labels describe the runs; whether that agrees with the paper depends on the claim (a claim that a longer
+window gains nothing holds where the label is *no effect*), and the chapters say which.
+
+Each claim also says how each side was tuned (:attr:`PaperClaim.tuning`) and, where the effort was unequal,
+which side that handicaps (:attr:`PaperClaim.handicaps`). Where a side is a set of candidate runs, the one
+with the best validation perplexity is taken (:meth:`PaperClaim.candidates`), so both sides can be tuned on
+equal terms. :func:`mlm.evidence.stored_claims` turns claims into rows from whatever ``results/`` holds.
 """
 
 from __future__ import annotations
@@ -43,80 +46,63 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-SUPPORTED = "supported"
-SMALLER_GAIN = "a gain, smaller than reported"
-NO_DIFFERENCE = "no difference"
-SMALLER = "smaller than reported"
-CONTRADICTED = "contradicted (a loss)"
-CONTRADICTED_GAIN = "contradicted (a gain)"  # a claim that the model does not help, against a gain
-NOT_SETTLED = "not settled"
-ONE_SEED = "not testable with one seed"
-UNTESTABLE = "not testable at this size"
-MARGIN = 0.01  # relative changes inside +-1% count as no difference
+HOLDS = "holds"
+SMALLER_GAIN = "smaller gain"
+NO_EFFECT = "no effect"
+WORSE = "worse"
+INCONCLUSIVE = "inconclusive"
+LARGER = "larger than reported: check the control"
+LABELS = (HOLDS, SMALLER_GAIN, NO_EFFECT, WORSE, INCONCLUSIVE, LARGER)  # every verdict a chapter shows
+FEW_SEEDS = "waiting for seeds"  # fewer than three a side: no verdict, the row waits for runs
+NOT_RUN = "not run yet"  # no run stored, or a choice that decides the runs is not made yet
+MARGIN = 0.01  # relative changes inside +-1% do not count
 LEVEL = 0.95  # the interval's coverage
+MIN_SEEDS = 3
 
 
-@dataclass
-class Claim:
-    """One row of a claims table."""
-
-    claim: str  # the paper's claim in the chapter's words, with its source (table, section)
-    evidence: str  # what the chapter measured: numbers, sizes, seeds, the change and its interval
-    verdict: str  # from :func:`verdict`, or UNTESTABLE with the reason in ``evidence``
-    question: str = ""  # the comparison the evidence makes, where it is not the paper's own
-    seeds: tuple = ()  # (model's per-seed perplexities, control's, the paper's relative change or None) if stored
-
-
-NOT_RUN = "not run yet"
-
-
-@dataclass(frozen=True)
-class PaperClaim:
-    """A paper's claim that a manifest tests: its run ``model`` against its run ``control`` (both in
-    ``group``), beside the pair the paper reported (the ``key`` numbers, e.g. ``test``, of the presets
-    ``paper_model`` and ``paper_control``). ``chapter`` is the chapter whose claims table shows it."""
-
-    text: str  # the claim in the book's words, with its source
-    group: str
-    model: str
-    control: str
-    paper_model: str
-    paper_control: str
-    key: str = "test"
-    chapter: str = ""
-    question: str = ""  # which comparison the runs make: the paper's own, or the book's (and how it departs)
-    pending: str = ""  # why the manifest cannot list the runs yet (e.g. a grid decides a setting first)
-    no_gain: bool = False  # the paper reports no difference, meaning the model does not help (see verdict)
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction (Lentz's method)."""
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    if x > (a + 1) / (a + b + 2):  # the fraction converges fast on this side only
+        return 1.0 - _incomplete_beta(b, a, 1 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny, f, c, d = 1e-300, 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            numerator = 1.0
+        elif i % 2:
+            numerator = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        else:
+            numerator = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        d = 1.0 + numerator * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + numerator / c
+        c = c if abs(c) > tiny else tiny
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return front * (f - 1.0)
 
 
-def spread(values: Sequence[float], digits: int = 1) -> str:
-    """``mean ± sd (n seeds)``; one value prints as itself with "(1 seed)"."""
-    values = [float(v) for v in values]
-    if not values:
-        raise ValueError("spread() needs at least one value")
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f} (1 seed)"
-    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} ({len(values)} seeds)"
+def t_cdf(t: float, df: float) -> float:
+    """Student's t distribution function with ``df`` (> 0, not necessarily whole) degrees of freedom."""
+    tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
 
 
 def t_quantile(q: float, df: float) -> float:
     """The ``q`` quantile of Student's t distribution with ``df`` (> 0, not necessarily whole) degrees of
-    freedom: its density integrated by Simpson's rule and the quantile found by bisection (no SciPy)."""
+    freedom, found by bisection on :func:`t_cdf` (no SciPy)."""
     if not (0.5 <= q < 1 and df > 0):
         raise ValueError(f"t_quantile needs 0.5 <= q < 1 and df > 0, got q={q}, df={df}")
-    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-
-    def cdf(t: float, steps: int = 2000) -> float:  # 0.5 + the integral of the density from 0 to t
-        h = t / steps
-        f = [math.exp(log_c - (df + 1) / 2 * math.log1p((i * h) ** 2 / df)) for i in range(steps + 1)]
-        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
-
     low, high = 0.0, 1.0
-    while cdf(high) < q:
+    while t_cdf(high, df) < q:
         high *= 2
     for _ in range(60):
         mid = (low + high) / 2
-        low, high = (mid, high) if cdf(mid) < q else (low, mid)
+        low, high = (mid, high) if t_cdf(mid, df) < q else (low, mid)
     return (low + high) / 2
 
 
@@ -144,32 +130,29 @@ def relative_change(model: Sequence[float], control: Sequence[float] | float,
     return diff / base, (diff - half) / base, (diff + half) / base
 
 
-def interval_text(model: Sequence[float], control: Sequence[float] | float) -> str:
-    """``-2.3% (95% interval -3.1% to -1.5%)``; the change alone where a side has one run."""
-    n = len(model) if isinstance(control, (int, float)) else min(len(model), len(control))
-    if n < 2:
-        base = control if isinstance(control, (int, float)) else statistics.fmean(control)
-        return f"{statistics.fmean(model) / base - 1:+.1%}"
-    change, low, high = relative_change(model, control)
-    return f"{change:+.1%} ({LEVEL:.0%} interval {low:+.1%} to {high:+.1%})"
-
-
-def awaits_runs(verdict_text: str) -> bool:
-    """True where the rule withholds a verdict for want of runs: none stored, or fewer than
-    ``min_seeds`` on a side. Chapters list such claims as waiting instead of drawing them."""
-    return verdict_text in (NOT_RUN, ONE_SEED) or verdict_text.startswith("not settled (")
+def label(low: float, high: float, paper: float | None = None, margin: float = MARGIN) -> str:
+    """The rule's label for an interval ``[low, high]`` of the relative change (already widened by any
+    machine term), against the paper's change ``paper`` (None: no size reported). See the module docstring."""
+    if not low <= high:
+        raise ValueError(f"an interval needs low <= high, got {low} and {high}")
+    if high < -margin:  # a gain that clears the margin
+        if paper is None:
+            return HOLDS
+        if high < min(2 * paper, -margin):
+            return LARGER
+        return HOLDS if low <= paper else SMALLER_GAIN
+    if -margin < low and high < margin:
+        return NO_EFFECT
+    if low > margin:
+        return WORSE
+    return INCONCLUSIVE
 
 
 def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: float | None = None,
-            min_seeds: int = 3, converged: bool = True, margin: float = MARGIN, no_gain: bool = False) -> str:
-    """Does ``model`` beat ``control``, and by as much as the paper reported? Both are per-seed
-    perplexities (lower is better); ``paper`` is the paper's own relative change (e.g. -0.035 for a 3.5%
-    gain; None where the claim has no reported size). ``no_gain``: the paper's change is under ``margin`` and
-    its claim is that the model does not help. The rule is the module's docstring.
-
-    A plain number as ``control`` is a deterministic baseline (a count model has no seed): then only
-    the model needs ``min_seeds`` runs.
-    """
+            machine: float = 0.0, min_seeds: int = MIN_SEEDS, margin: float = MARGIN) -> str:
+    """The rule's label for per-seed perplexities ``model`` against ``control`` (a plain number: a count
+    baseline, which has no seeds), the paper's change ``paper`` and the machine term ``machine`` (the
+    interval is widened by it at both ends). :data:`FEW_SEEDS` where a side has fewer than ``min_seeds``."""
     deterministic = isinstance(control, (int, float))
     model = [float(v) for v in model]
     control = float(control) if deterministic else [float(v) for v in control]
@@ -178,29 +161,109 @@ def verdict(model: Sequence[float], control: Sequence[float] | float, *, paper: 
         raise ValueError("verdict() needs at least one run of the model and one of the control")
     if any(math.isnan(v) for v in both):
         raise ValueError("verdict() got a NaN perplexity: a run diverged; look at its metrics first")
-    seeds = len(model) if deterministic else min(len(model), len(control))
-    if seeds < min_seeds:
-        return ONE_SEED if seeds == 1 else f"not settled ({seeds} seeds)"
+    if machine < 0:
+        raise ValueError(f"the machine term widens the interval: it cannot be negative ({machine})")
+    if (len(model) if deterministic else min(len(model), len(control))) < min_seeds:
+        return FEW_SEEDS
     _, low, high = relative_change(model, control)
-    claims_none = paper is not None and abs(paper) < margin
-    if no_gain and not claims_none:
-        raise ValueError("no_gain is a reading of a claim of no difference: the paper's change must be under "
-                         "the margin")
-    inside = -margin < low and high < margin  # too small to count, whatever its sign
-    if no_gain:
-        text = SUPPORTED if inside or low > 0 else CONTRADICTED_GAIN if high < 0 else NOT_SETTLED
-        return text if converged else f"{text}, not converged"
-    if inside:
-        text = SUPPORTED if claims_none else NO_DIFFERENCE
-    elif low > 0:
-        text = CONTRADICTED
-    elif high < 0:
-        text = SMALLER_GAIN if paper is not None and not claims_none and low > paper else SUPPORTED
-    elif paper is not None and not claims_none and low > paper:
-        text = SMALLER
-    else:
-        text = NOT_SETTLED
-    return text if converged else f"{text}, not converged"
+    return label(low - machine, high + machine, paper, margin)
+
+
+def spread(values: Sequence[float], digits: int = 1) -> str:
+    """``mean ± sd (n seeds)``; one value prints as itself with "(1 seed)"."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("spread() needs at least one value")
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f} (1 seed)"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f} ({len(values)} seeds)"
+
+
+def interval_text(model: Sequence[float], control: Sequence[float] | float, machine: float = 0.0) -> str:
+    """``-2.3% (95% interval -3.1% to -1.5%)``, the interval widened by ``machine`` where it is not 0 (and
+    said); the change alone where a side has one run."""
+    n = len(model) if isinstance(control, (int, float)) else min(len(model), len(control))
+    if n < 2:
+        base = control if isinstance(control, (int, float)) else statistics.fmean(control)
+        return f"{statistics.fmean(model) / base - 1:+.1%}"
+    change, low, high = relative_change(model, control)
+    widened = f", widened by ±{machine:.1%} for the machines" if machine else ""
+    return f"{change:+.1%} ({LEVEL:.0%} interval {low - machine:+.1%} to {high + machine:+.1%}{widened})"
+
+
+@dataclass
+class Claim:
+    """One row of a claims table."""
+
+    claim: str  # the paper's claim in the book's words, with its source (table, section)
+    evidence: str  # the paper's pair and ours: numbers, seeds, the change and its interval
+    verdict: str  # one of LABELS, or NOT_RUN / FEW_SEEDS while the row waits for runs
+    question: str = ""  # the comparison the runs make: the paper's own, or the book's (and how it departs)
+    seeds: tuple = ()  # (model's per-seed perplexities, control's, the paper's change or None) where decided
+    tuning: str = ""  # how each side was tuned
+    handicaps: str = ""  # "the paper" or "the control" where the tuning was unequal, "" where it was equal
+    reason: str = ""  # why the verdict cannot be read as a test of the claim (e.g. an untrained control)
+    machine: float = 0.0  # the machine term the interval was widened by
+    model_run: str = ""  # the runs each side read (the chosen candidates)
+    control_run: str = ""
+
+    @property
+    def decided(self) -> bool:
+        """The rule gave a verdict (three seeds a side at least)."""
+        return self.verdict in LABELS
+
+    @property
+    def label_text(self) -> str:
+        """The verdict with the side an unequal trial handicaps, e.g. ``worse (handicaps the paper)``."""
+        return f"{self.verdict} (handicaps {self.handicaps})" if self.handicaps and self.decided else self.verdict
+
+
+def awaits_runs(row: Claim | str) -> bool:
+    """True where the rule withholds a verdict for want of runs (none stored, or fewer than three seeds a
+    side). Chapters and reports list such claims as waiting instead of drawing them."""
+    verdict_text = row.verdict if isinstance(row, Claim) else row
+    return verdict_text in (NOT_RUN, FEW_SEEDS)
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """A paper's claim that a manifest tests: its run ``model`` against its run ``control`` (both in
+    ``group``), beside the pair the paper reported (the ``key`` numbers, e.g. ``test``, of the presets
+    ``paper_model`` and ``paper_control``). ``chapter`` is the chapter whose model it is.
+
+    ``model`` and ``control`` may each be a tuple of candidate runs (a setting tuned over a grid): the side
+    then reads the candidate with the lowest mean validation perplexity over the seeds all its candidates
+    share (:func:`mlm.evidence.stored_claims`). ``tuning`` says in words how each side was tuned, and
+    ``handicaps`` which side an unequal effort handicaps ("the paper", "the control"; "" where equal);
+    ``unfair`` says why the trial could not be made equal where it is not."""
+
+    text: str  # the claim in the book's words, with its source
+    group: str
+    model: str | tuple[str, ...]
+    control: str | tuple[str, ...]
+    paper_model: str
+    paper_control: str
+    key: str = "test"
+    chapter: str = ""
+    question: str = ""  # which comparison the runs make: the paper's own, or the book's (and how it departs)
+    pending: str = ""  # why the manifest cannot list the runs yet (e.g. a grid decides a setting first)
+    tuning: str = ""
+    handicaps: str = ""
+    unfair: str = ""
+
+    def __post_init__(self):
+        if self.handicaps not in ("", "the paper", "the control"):
+            raise ValueError(f"{self.text!r}: handicaps is 'the paper', 'the control' or '', not {self.handicaps!r}")
+
+    @staticmethod
+    def candidates(side: str | tuple[str, ...]) -> tuple[str, ...]:
+        """The runs one side chooses from (one run: itself)."""
+        return (side,) if isinstance(side, str) else tuple(side)
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """Every run the claim may read."""
+        return (*self.candidates(self.model), *self.candidates(self.control))
 
 
 def markdown_cell(text) -> str:
@@ -208,21 +271,25 @@ def markdown_cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def claims_markdown(claims: Iterable[Claim]) -> str:
-    """The claims as a Markdown table (| claim | our evidence | verdict |), with a column for the question
-    each row answers where any row names one."""
+def claims_markdown(claims: Iterable[Claim], tuning: bool = True) -> str:
+    """The claims as a Markdown table (| claim | question | tuning | our evidence | verdict |); the question
+    and tuning columns appear where any row has one."""
     claims = list(claims)
-    asked = any(c.question for c in claims)
-    lines = ["| the paper's claim | " + ("the question our runs answer | " if asked else "") + "our evidence | verdict |",
-             "|---|---|---|" + ("---|" if asked else "")]
-    lines += [f"| {markdown_cell(c.claim)} | " + (f"{markdown_cell(c.question or '–')} | " if asked else "")
-              + f"{markdown_cell(c.evidence)} | **{markdown_cell(c.verdict)}** |" for c in claims]
+    columns = [("the paper's claim", lambda c: c.claim)]
+    if any(c.question for c in claims):
+        columns.append(("the question our runs answer", lambda c: c.question or "–"))
+    if tuning and any(c.tuning for c in claims):
+        columns.append(("how each side was tuned", lambda c: c.tuning or "–"))
+    columns += [("the paper; ours (test perplexity)", lambda c: c.evidence),
+                ("verdict", lambda c: f"**{c.label_text}**")]
+    lines = ["| " + " | ".join(name for name, _ in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(markdown_cell(get(c)) for _, get in columns) + " |" for c in claims]
     return "\n".join(lines)
 
 
-def show_claims(claims: Iterable[Claim]) -> str:
+def show_claims(claims: Iterable[Claim], tuning: bool = True) -> str:
     """Display the claims table (rendered Markdown in a notebook, plain text elsewhere); returns the Markdown."""
-    return show_markdown(claims_markdown(list(claims)))
+    return show_markdown(claims_markdown(list(claims), tuning))
 
 
 def show_markdown(text: str) -> str:

@@ -198,7 +198,7 @@ def cmd_reproduce(args) -> int:
     status = main(args)
     if args.list and status == 0 and Path(args.manifest).suffix != ".json":  # the claims' verdicts now
         from mlm.reproduce import load_manifest, select
-        from mlm.table import format_claims
+        from mlm.evidence import format_claims
 
         results = Path(args.root) / "results"
         groups = ({s.group for s in select(load_manifest(args.manifest, results), args.only)} if args.only
@@ -329,8 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", help="the results folder (default: results)")
     p.add_argument("--out", help="Markdown file to write (default: RESULTS/TABLE.md; '-' prints only)")
     p.add_argument("--figure", help="PNG to write (default: beside --out, TABLE.png)")
-    p.add_argument("--readme", default="README.md",
-                   help="README whose claims block is regenerated (default: README.md; '-' leaves it)")
+    p.add_argument("--readme", help="the file whose claims block is regenerated (default: RESULTS/README.md; "
+                                    "'-' leaves it)")
     p.set_defaults(func=cmd_table)
     return parser
 

@@ -596,24 +596,27 @@ def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None =
 
 
 def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
-    """One line per claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our mean
-    perplexity against the control's with its 95% interval (a bar), the paper's reported change (a hollow
-    diamond, where the paper's pair is a controlled comparison), and the verdict beside it. Left of 0 the
-    model is better; the band is the +-1% of *no difference*. Rows the rule withholds a verdict from (:func:`mlm.claims.awaits_runs`) are left out."""
+    """One line per decided claims row (:class:`mlm.claims.Claim` with ``seeds``): the relative change of our
+    mean perplexity against the control's with its 95% interval (a bar; a thinner extension where the machine
+    term widens it), the paper's reported change (a hollow diamond, where the paper's pair is a controlled
+    comparison), and the verdict beside it. Left of 0 the model is better; the grey band is the margin inside
+    which a change does not count. Rows still waiting for runs are left out."""
     from mlm.claims import MARGIN, awaits_runs, relative_change
 
-    kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row.verdict)]
+    kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row)]
     rows, labels = [row for row, _ in kept], [label for _, label in kept]
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
     for y, row in enumerate(rows):
         model, control, paper = row.seeds
         change, low, high = relative_change(model, control)
+        if row.machine:
+            ax.plot([100 * (low - row.machine), 100 * (high + row.machine)], [y, y], color="C0", lw=1)
         ax.plot([100 * low, 100 * high], [y, y], color="C0", lw=3, solid_capstyle="butt")
         ax.plot(100 * change, y, "o", color="C0")
         if paper is not None:  # None: the paper's pair is no controlled comparison, it has no size here
             ax.plot(100 * paper, y, "D", mfc="none", mec="black", ms=7)
-        ax.text(1.02, y, row.verdict, transform=ax.get_yaxis_transform(), va="center", fontsize=9)
+        ax.text(1.02, y, row.label_text, transform=ax.get_yaxis_transform(), va="center", fontsize=9)
     ax.axvspan(-100 * MARGIN, 100 * MARGIN, color="0.9", zorder=0)
     ax.axvline(0, color="0.4", lw=1)
     ax.set_yticks(range(len(rows)), labels)

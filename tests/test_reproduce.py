@@ -131,7 +131,7 @@ def test_reproduce_trains_and_stores_results(finished):
 
 
 def test_load_settings_reads_each_seed_once_its_files_exist(finished):
-    from mlm.table import load_settings
+    from mlm.stored import load_settings
 
     _, specs, layout, _ = finished
     results = layout.result_dir(specs[0]).parent.parent
@@ -150,7 +150,7 @@ def test_load_settings_reads_each_seed_once_its_files_exist(finished):
 
 
 def test_runs_are_grouped_by_the_kind_of_machine_that_ran_them():
-    from mlm.table import StoredSetting
+    from mlm.stored import StoredSetting
     from mlm.utils import machine_kind
 
     xeon = {"cpu_model": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "gpu": None, "test_ppl": 118.3}
@@ -204,7 +204,7 @@ def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
 
     (tmp_path / "results").mkdir()
     for seed in range(3):
-        for run, value in (("lstm", 118 + 0.3 * seed), ("tied", 112 + 0.3 * seed)):
+        for run, value in (("lstm", 118 + 0.3 * seed), ("tied", 115.5 + 0.3 * seed)):
             folder = tmp_path / "results" / "compare-ptb" / run / f"seed{seed}"
             folder.mkdir(parents=True)
             (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_valid_ppl": value,
@@ -215,7 +215,7 @@ def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
     start = out.index(next(line for line in out if line.startswith("claims of compare")))
     claims = out[start + 1:]
     assert len(claims) == len(compare.CLAIMS) and "(1 of" in out[start]
-    assert any(line.split()[0] == "supported" and "compare-ptb: tied vs lstm" in line for line in claims)
+    assert any(line.split()[0] == "holds" and "compare-ptb: tied vs lstm" in line for line in claims)
     assert sum(NOT_RUN in line for line in claims) == len(compare.CLAIMS) - 1
 
 
@@ -344,7 +344,7 @@ def test_compare_bench_rows_and_paper_claims():
     widths = {s.config().model.hidden_size for s in specs if s.config().model.head == "identity"}
     assert set(compare.WIDTHS.values()) <= widths  # every head has a plain LSTM of its width
     assert set(compare.LABELS) == set(compare.FAMILIES)
-    assert [c.model for c in compare.CLAIMS] == [name for name in compare.FAMILIES if name != "lstm"]
+    assert {run for c in compare.CLAIMS for run in c.runs} == set(compare.FAMILIES)  # every family is read
     assert compare.same_size_lstm("kv-L5") == {"model.hidden_size": 214}
 
 
@@ -352,19 +352,24 @@ def test_compare_row_labels_name_a_control_that_is_not_the_lstm():
     """A figure's row names the family, and its control only where that is neither the LSTM nor in the name."""
     from mlm.manifests import compare
 
-    assert compare.ROW_LABELS["kvp-L1"] == "key-value-predict, L = 1 vs L = 5"
-    assert compare.ROW_LABELS["kvp-L15"] == "key-value-predict, L = 15 vs L = 5"
-    assert compare.ROW_LABELS["vs-kn-tied"] == "tied LSTM + VS-KN"  # its control, the tied LSTM, is in its name
-    assert compare.ROW_LABELS["kv-L5"] == compare.LABELS["kv-L5"]
+    labels = {(c.model, c.control): compare.ROW_LABELS[c.text] for c in compare.CLAIMS}
+    assert labels["kvp-L1", "kvp-L5"] == "key-value-predict, L = 1 vs L = 5"
+    assert labels["kvp-L15", "kvp-L5"] == "key-value-predict, L = 15 vs L = 5"
+    assert labels["vs-kn-tied", "tied"] == "tied LSTM + VS-KN"  # its control, the tied LSTM, is in its name
+    assert labels["kv-L5", "lstm"] == compare.LABELS["kv-L5"]
+    assert labels["kvp-L5", "lstm-h279"] == "key-value-predict, L = 5 vs LSTM, width 279"
+    tuned = next(c for c in compare.CLAIMS if c.model == ("attentive-single", "attentive-single-headlr0.1"))
+    assert compare.ROW_LABELS[tuned.text] == "Attentive, single"  # a tuned side: its first candidate
     odd = compare.PaperClaim("x", "compare-ptb", "ngram4", "tied", "p", "q")
     assert compare.row_label(odd) == "4-gram RNN vs tied LSTM"  # nothing shared: the control's whole name
 
 
-@pytest.mark.parametrize("manifest", ["cpu", "compare", "full"])
+@pytest.mark.parametrize("manifest", ["cpu", "compare", "full", "tuned"])
 def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(manifest):
-    """Each claim shown in a chapter and the README pairs two runs its manifest trains, in one group, with
-    two numbers the paper reported (the presets' ``paper`` entries)."""
-    from mlm.table import paper_numbers
+    """Each claim shown in a chapter and the README pairs two runs (or two sets of candidates, each side tuned
+    on validation) its manifest trains, in one group, with two numbers the paper reported (the presets'
+    ``paper`` entries), and says how each side was tuned."""
+    from mlm.evidence import paper_numbers
 
     module = rp.importlib.import_module(f"mlm.manifests.{manifest}")
     specs = rp.load_manifest(manifest)
@@ -372,11 +377,14 @@ def test_every_paper_claim_names_runs_of_its_manifest_and_numbers_of_its_paper(m
     assert module.CLAIMS
     for claim in module.CLAIMS:
         if not claim.pending:  # a claim whose runs wait for a grid names them once the grid has chosen
-            assert {(claim.group, claim.model), (claim.group, claim.control)} <= runs, claim
-            seeds = {run: sum(1 for s in specs if (s.group, s.base) == (claim.group, run))
-                     for run in (claim.model, claim.control)}
-            assert min(seeds.values()) >= 3 or claim.group in getattr(module, "UNTESTABLE_GROUPS", {}), \
+            assert {(claim.group, run) for run in claim.runs} <= runs, claim
+            single = [side for side in (claim.model, claim.control) if isinstance(side, str)]  # a grid's choice
+            seeds = {run: sum(1 for s in specs if (s.group, s.base) == (claim.group, run)) for run in single}
+            assert not seeds or min(seeds.values()) >= 3 or claim.group in getattr(module, "UNTESTABLE_GROUPS", {}), \
                 f"{claim.text}: {seeds} seeds; a verdict needs three a side"
+        if manifest != "full":  # the full-size claims are the papers' own recipes, not tuned
+            assert claim.tuning, f"{claim.text}: say how each side was tuned"
+            assert bool(claim.handicaps) == bool(claim.unfair), f"{claim.text}: an unequal trial says why"
         assert claim.model != claim.control and claim.chapter in {f"0{i}" for i in range(7)}
         assert claim.question, f"{claim.text}: say which comparison the runs make"
         model, control, source = paper_numbers(claim)
@@ -398,15 +406,14 @@ def test_full_manifest_has_three_seeds_where_a_claim_compares_two_runs():
 
 
 def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
-    """The README's claims table is what `python -m mlm table` makes of results/ (run it after adding runs);
+    """results/README.md's claims table is what `python -m mlm table` makes of results/ (run it after adding runs);
     update_readme replaces only the block, and leaves a file without markers alone."""
-    from mlm.table import README_BEGIN, README_END, readme_block, readme_claims, update_readme
-
-    from mlm.table import PENDING_BEGIN, PENDING_END, pending_runs
+    from mlm.evidence import pending_runs
+    from mlm.table import PENDING_BEGIN, PENDING_END, README_BEGIN, README_END, readme_block, readme_claims, update_readme
 
     root = Path(__file__).resolve().parents[1]
-    assert readme_block(root / "README.md") == readme_claims(root / "results"), \
-        "README.md's claims table is out of date: run `python -m mlm table` and commit README.md"
+    assert readme_block(root / "results" / "README.md") == readme_claims(root / "results"), \
+        "results/README.md's claims table is out of date: run `python -m mlm table` and commit it"
     assert readme_block(root / "results" / "README.md", PENDING_BEGIN, PENDING_END) == pending_runs(root / "results"), \
         "results/README.md's list of pending runs is out of date: run `python -m mlm table`"
     readme = tmp_path / "README.md"
@@ -430,145 +437,6 @@ def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
     runs, hours = map(int, re.search(r"(\d+) runs, about (\d+) CPU hours", line).groups())
     assert cpu.KONG_DROPOUT is not None and any(r.group == "cpu-kong2019-ptb" for r in cpu.RUNS)
     assert runs == len(cpu.RUNS) and hours == round(rp.estimated_hours(cpu.RUNS)), line
-
-
-def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
-    """No runs: "not run yet" with the command; three seeds a side, every model seed better and every run
-    ending before its last epoch: supported; a seed whose best epoch is its last: not converged, unless its
-    learning rate had been annealed to under 1% of its start; one
-    unknown run name: a clear error."""
-    from mlm.claims import NOT_RUN, ONE_SEED, SUPPORTED, PaperClaim
-    from mlm.table import stored_claims
-
-    claim = PaperClaim("tying helps", "compare-ptb", "tied", "lstm", "press2017-small-tied", "zaremba2014-small")
-    [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == NOT_RUN and "reproduce compare --only 'compare-ptb/*'" in row.evidence
-    assert "seeds stored: tied 0/3, lstm 0/5" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
-
-    def store(run, seed, test_ppl, best_epoch=5):
-        folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
-        folder.mkdir(parents=True)
-        (folder / "result.json").write_text(json.dumps({"test_ppl": test_ppl, "best_valid_ppl": test_ppl + 4,
-                                                        "best_epoch": best_epoch, "epochs_run": 15}))
-
-    for seed in range(3):
-        store("lstm", seed, 118 + seed)
-    store("tied", 0, 112)
-    [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == ONE_SEED and "112.0 (1 seed) vs 119.0 ± 1.0 (3 seeds), -5.9%" in row.evidence
-    store("tied", 1, 113)
-    store("tied", 2, 114)
-    [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == SUPPORTED and "-5.0% (95% interval -6.9% to -3.1%)" in row.evidence
-    (tmp_path / "compare-ptb" / "tied" / "seed2" / "result.json").unlink()
-    (tmp_path / "compare-ptb" / "tied" / "seed2").rmdir()
-    store("tied", 2, 114, best_epoch=15)
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == f"{SUPPORTED}, not converged"
-    # best at the last epoch, but with the learning rate annealed to under 1% of its start: it had stopped moving
-    folder = tmp_path / "compare-ptb" / "tied" / "seed2"
-    (folder / "result.json").write_text(json.dumps({"test_ppl": 114, "best_valid_ppl": 118, "best_epoch": 15,
-                                                    "epochs_run": 15, "config": {"train": {"lr": 1.0}}}))
-    (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 15, "lr": 0.02, "valid_ppl": 118}) + "\n")
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == f"{SUPPORTED}, not converged"
-    (folder / "metrics.jsonl").write_text(json.dumps({"epoch": 15, "lr": 0.002, "valid_ppl": 118}) + "\n")
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == SUPPORTED
-    with pytest.raises(ValueError, match="does not run in 'compare-ptb'"):
-        stored_claims([PaperClaim("x", "compare-ptb", "nosuch", "lstm", "press2017-small-tied",
-                                  "zaremba2014-small")], "compare", tmp_path)
-
-
-def test_a_paper_pair_without_a_control_is_read_for_its_direction_only(tmp_path):
-    """Salton et al.'s pair sets their model beside another paper's LSTM: a 3% gain against its 15% reads
-    *supported* (the direction), not *a gain, smaller than reported*, and the row says why; with the same
-    seeds, a claim whose paper pair is controlled (Press & Wolf's) is weighed against its size."""
-    from mlm.claims import SMALLER_GAIN, SUPPORTED, PaperClaim
-    from mlm.table import stored_claims
-
-    for run, values in (("lstm", (118.0, 118.5, 117.5)), ("attentive-single-headlr0.1", (114.0, 114.5, 113.5)),
-                        ("tied", (114.0, 114.5, 113.5))):
-        for seed, value in enumerate(values):
-            folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
-            folder.mkdir(parents=True)
-            (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_epoch": 5, "epochs_run": 15}))
-    salton = PaperClaim("attention helps", "compare-ptb", "attentive-single-headlr0.1", "lstm",
-                        "salton2017-ptb-single", "zaremba2014-medium")
-    [row] = stored_claims([salton], "compare", tmp_path)
-    assert row.verdict == SUPPORTED and row.seeds[2] is None, row
-    assert "paper 70.1 vs 82.7 (-15.2%; 70.1 is about 86 per predicted token" in row.evidence
-    assert "its LSTM is Zaremba et al.'s, stream protocol: direction only" in row.evidence
-    sized = PaperClaim("a 28% gain", "compare-ptb", "tied", "lstm", "zaremba2014-medium", "zaremba2014-small")
-    assert stored_claims([sized], "compare", tmp_path)[0].verdict == SMALLER_GAIN
-    level = PaperClaim("level", "compare-ptb", "tied", "lstm", "salton2017-ptb-single", "salton2017-ptb-combined")
-    with pytest.raises(ValueError, match="reports none"):  # an uncontrolled pair must report a gain
-        stored_claims([level], "compare", tmp_path)
-
-
-def test_a_claim_whose_control_does_not_beat_the_bigram_is_not_testable(tmp_path):
-    """With the group's count baseline stored, a control at or above the interpolated bigram makes the claim
-    untestable whatever the seeds say; a model above it (the control below) keeps its verdict, with a note."""
-    from mlm.claims import CONTRADICTED, NOT_RUN, UNTESTABLE, PaperClaim
-    from mlm.manifests.compare import RUNS
-    from mlm.table import BASELINE_DATA, BASELINE_FILE, stored_claims
-
-    claim = PaperClaim("tying helps", "compare-ptb", "tied", "lstm", "press2017-small-tied", "zaremba2014-small")
-    for run, values in (("lstm", (150, 151, 152)), ("tied", (160, 161, 162))):
-        for seed, value in enumerate(values):
-            folder = tmp_path / "compare-ptb" / run / f"seed{seed}"
-            folder.mkdir(parents=True)
-            (folder / "result.json").write_text(json.dumps({"test_ppl": value, "best_valid_ppl": value,
-                                                            "best_epoch": 5, "epochs_run": 15}))
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == CONTRADICTED  # no baseline stored
-    data = {k: getattr(RUNS[0].config().data, k) for k in BASELINE_DATA}
-    path = tmp_path / "compare-ptb" / BASELINE_FILE
-    path.write_text(json.dumps({"bigram_test": 151.0, "data": data}))
-    [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == UNTESTABLE and "does not beat the interpolated bigram of the same data (151.0)" in row.evidence
-    path.write_text(json.dumps({"bigram_test": 155.0, "data": data}))
-    [row] = stored_claims([claim], "compare", tmp_path)
-    assert row.verdict == CONTRADICTED and "the model does not beat the interpolated bigram" in row.evidence
-    path.write_text(json.dumps({"bigram_test": 151.0, "data": {**data, "vocab_size": 5000}}))  # other data: ignored
-    assert stored_claims([claim], "compare", tmp_path)[0].verdict == CONTRADICTED
-    path.write_text(json.dumps({"bigram_test": 151.0, "data": data}))
-    untested = PaperClaim("the head helps", "compare-ptb", "kvp-L5", "lstm", "daniluk2017-wt2-kvp-L5",
-                          "daniluk2017-wt2-lstm")
-    assert stored_claims([untested], "compare", tmp_path)[0].verdict == NOT_RUN  # 3 of the control's 5 seeds
-    for seed in (3, 4):
-        folder = tmp_path / "compare-ptb" / "lstm" / f"seed{seed}"
-        folder.mkdir(parents=True)
-        (folder / "result.json").write_text(json.dumps({"test_ppl": 152, "best_valid_ppl": 152,
-                                                        "best_epoch": 5, "epochs_run": 15}))
-    [row] = stored_claims([untested], "compare", tmp_path)  # no run of the model, the whole control: it decides
-    assert row.verdict == UNTESTABLE and "no run of kvp-L5 can test the claim" in row.evidence, row
-
-
-def test_groups_declared_untestable_are_untestable_in_the_stored_results():
-    """The cpu manifest trains fewer than three seeds of a head only where its stored control already decides
-    every claim of the group as *not testable at this size*."""
-    from mlm.claims import UNTESTABLE
-    from mlm.manifests import cpu
-    from mlm.table import stored_claims
-
-    results = Path(__file__).resolve().parents[1] / "results"
-    assert cpu.UNTESTABLE_GROUPS
-    for group in cpu.UNTESTABLE_GROUPS:
-        claims = [c for c in cpu.CLAIMS if c.group == group]
-        assert claims and all(row.verdict == UNTESTABLE for row in stored_claims(claims, "cpu", results)), group
-
-
-def test_stored_count_baselines_are_what_the_data_gives(shared_data, monkeypatch):
-    """results/GROUP/baseline.json, which decides whether a claim is testable, is recomputed from the corpus."""
-    from mlm.baselines import count_baseline
-    from mlm.reproduce import load_manifest
-    from mlm.table import BASELINE_FILE, group_baseline
-
-    monkeypatch.setenv("MLM_DATA_DIR", str(shared_data))
-    results = Path(__file__).resolve().parents[1] / "results"
-    specs = [s for s in load_manifest("cpu") if s.group == "cpu-tran2016-ptb"]
-    stored = group_baseline(specs, results)
-    assert stored is not None and (results / "cpu-tran2016-ptb" / BASELINE_FILE).is_file()
-    fresh = count_baseline(specs[0].config())
-    assert stored["bigram_test"] == pytest.approx(fresh["bigram_test"], rel=1e-9)
-    assert stored["unigram_test"] == pytest.approx(fresh["unigram_test"], rel=1e-9)
 
 
 def test_bench_counts_scored_tokens_as_training_and_the_manifests_do(monkeypatch):
@@ -668,42 +536,11 @@ def test_history_curves_plot_the_mean_ratio_to_the_whole_history():
     assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["m (2 seeds)", "one (1 seed)"]
 
 
-def test_load_stored_recall_reads_the_manifest_seeds_that_were_scored(tmp_path):
-    from mlm.table import load_stored_recall
-
-    def store(run, seed, accuracy, critical=True):
-        folder = tmp_path / "recall" / run / f"seed{seed}"
-        folder.mkdir(parents=True)
-        (folder / "result.json").write_text(json.dumps({"test_ppl": 5.0 + seed, "parameters": 10}))
-        (folder / "metrics.jsonl").write_text("".join(json.dumps({"epoch": e, "valid_ppl": 9.0 - e}) + "\n"
-                                                      for e in (1, 2)))
-        if critical:
-            by_d = {"2": {"accuracy": accuracy, "loss": 0.5, "count": 4}, "30": {"accuracy": 0.0, "loss": 3.0, "count": 4}}
-            (folder / "critical.json").write_text(json.dumps({
-                "by_distance": by_d, "totals": {"accuracy": accuracy / 2, "loss": 1.75, "count": 8},
-                "chance": 0.1, "source_attention": None}))
-
-    store("rm", 0, 1.0)
-    store("rm", 1, 0.5, critical=False)  # trained but not scored: not read
-    store("rm", 2, 0.75)
-    store("rm", 7, 0.25)  # a seed the manifest does not list: not read
-    stored = load_stored_recall({"RM": "rm"}, tmp_path)["RM"]
-    assert stored.preset == "recall-rm" and stored.seeds == [0, 2]
-    assert stored.within(0, 5) == [1.0, 0.75] and stored.within(21) == [0.0, 0.0]
-    assert [r["test_ppl"] for r in stored.results] == [5.0, 7.0]
-    assert stored.extras == [{"chance": 0.1, "source_attention": None}] * 2
-    assert [e["valid_ppl"] for e in stored.metrics(1)] == [8.0, 7.0]
-    with pytest.raises(ValueError, match="no run 'nosuch'"):
-        load_stored_recall({"x": "nosuch"}, tmp_path)
-    with pytest.raises(FileNotFoundError, match="mlm reproduce recall"):
-        load_stored_recall({"RM": "rm", "tied": "tied-40ep"}, tmp_path)
-
-
 def test_kong_dropout_is_the_grids_choice_on_validation():
     """Kong et al.'s control is regularized: once the dropout grid's runs are stored, the manifest's
     KONG_DROPOUT is the grid value with the best validation perplexity (and None before)."""
     from mlm.manifests import cpu
-    from mlm.table import load_settings
+    from mlm.stored import load_settings
 
     root = Path(__file__).resolve().parents[1]
     grid = load_settings([s for s in cpu.RUNS if s.group == "cpu-kong2019-ptb-grid"], root / "results")
@@ -889,20 +726,3 @@ def test_list_shows_gpu_hours_from_measured_speeds(tmp_path):
     listing = rp.format_list(specs, rp.Layout(tmp_path), rp.read_speeds(speeds)).splitlines()
     assert "  2.0 h  synthetic-tiny" in listing[0] and "  1.0 h  synthetic-tiny" in listing[1]
     assert listing[-1].endswith("0.02G training tokens; 4.0 GPU hours of training at the measured speeds")
-
-
-def test_chapter_evidence_lists_every_unstored_claim_as_waiting(tmp_path, capsys):
-    """With no stored runs, every claim of a chapter (its own protocol's and the matched recipe's) waits,
-    none is drawn, and ``show_pending`` prints each with its runs; with none waiting it says so."""
-    from mlm.manifests import compare, cpu
-    from mlm.table import chapter_evidence, show_pending
-
-    rows, pending = chapter_evidence("01", tmp_path)
-    expected = [c for c in cpu.CLAIMS + compare.CLAIMS if c.chapter == "01"]
-    assert rows == [] and sorted(c.text for c in pending) == sorted(c.text for c in expected) and len(pending) >= 2
-    text = show_pending(pending)
-    assert text.startswith(f"{len(pending)} more claims of this chapter wait for runs")
-    assert all(f"results/{c.group}: {c.model} against {c.control}" in text for c in pending)
-    assert show_pending(pending[:1]).startswith("1 more claim of this chapter waits for runs")
-    assert show_pending([]) == "Every claim of this chapter has its stored runs."
-    assert capsys.readouterr().out.count("\n") == len(pending) + 1 + 2 + 1

@@ -1,0 +1,320 @@
+"""The evidence for each paper's claims, from the runs stored in ``results/``.
+
+:func:`stored_claims` turns the :class:`mlm.claims.PaperClaim` of a manifest into claims rows: the paper's
+pair, ours (mean ± sd per side), the change of the means with its interval and the rule's verdict
+(:func:`mlm.claims.verdict`). It chooses a tuned side's run on validation, widens the interval where the two
+sides ran on different kinds of machine (:func:`machine_shift`, measured from the same commands rerun on
+another machine, ``results/machine-check/``), and reads a claim whose control does not beat the count
+baseline of its own data as *inconclusive*, with the reason. The chapters, the reports and the README read
+these rows; :func:`paper_evidence` gives one paper's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from mlm.claims import (FEW_SEEDS, INCONCLUSIVE, LEVEL, NOT_RUN, Claim, PaperClaim, awaits_runs, interval_text,
+                        spread, t_quantile, verdict)
+from mlm.configs import get_preset
+from mlm.stored import StoredSetting, load_settings, machine_label, read_json
+
+MANIFESTS = {  # manifest -> what its claims test, as the README and the reports say
+    "cpu": "Each paper's own protocol, at its size or a reduced width (`reproduce cpu`)",
+    "compare": "Every family under one recipe at one parameter count, PTB (`reproduce compare`, chapter 06)",
+    "tuned": "The papers' own protocols again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
+}
+MACHINE_CHECK = "machine-check"  # results/machine-check/LABEL/GROUP/RUN/seedK: a stored run rerun elsewhere
+
+
+def paper_numbers(claim: PaperClaim) -> tuple[float, float, str]:
+    """The numbers the paper reported for a claim's model and control, and where they are from (the
+    presets' ``paper`` entries)."""
+    model, control = get_preset(claim.paper_model).paper, get_preset(claim.paper_control).paper
+    source = model["source"] if model["source"] == control["source"] else \
+        f"{model['source']}; control: {control['source']}"
+    return model[claim.key], control[claim.key], source
+
+
+def paper_reading(claim: PaperClaim) -> str:
+    """How to read the paper's number for a claim's model on our scale, where its preset says (Salton et
+    al.'s perplexities skip each sentence's first word); empty otherwise."""
+    return get_preset(claim.paper_model).paper.get("reading", "")
+
+
+def paper_uncontrolled(claim: PaperClaim) -> str:
+    """Why the paper's pair for a claim is no controlled comparison (its control trained under another
+    protocol, say), where the model's preset says so; empty otherwise. Such a pair has no size ours could be
+    set beside: the verdict then weighs the direction only."""
+    return get_preset(claim.paper_model).paper.get("uncontrolled", "")
+
+
+# -- the count baseline a claim's control must beat --------------------------------------------------
+BASELINE_FILE = "baseline.json"  # in results/GROUP/: the count baseline of the group's data
+# the data settings a count baseline depends on (what it counts and scores)
+BASELINE_DATA = ("corpus", "protocol", "vocab_size", "max_train_tokens", "max_eval_tokens", "max_document_tokens",
+                 "split_sentences")
+
+
+def group_baseline(specs: Sequence, results: str | Path = "results", compute: bool = False) -> dict | None:
+    """The unigram and interpolated-bigram perplexities (:func:`mlm.baselines.count_baseline`) of the data of
+    one group's runs ``specs``, kept in ``results/GROUP/baseline.json``: read from there, or with ``compute``
+    computed from the first run's configuration and written (needs the corpus); None where neither. Every run
+    of the group must read the same data: a count baseline answers for one set of tokens."""
+    data = [{k: getattr(s.config().data, k) for k in BASELINE_DATA} for s in specs]
+    if any(d != data[0] for d in data):
+        raise ValueError(f"the runs of {specs[0].group!r} read different data: one count baseline cannot serve them")
+    path = Path(results) / specs[0].group / BASELINE_FILE
+    stored = read_json(path)
+    if stored and stored.get("data") == data[0]:
+        return stored
+    if not compute:
+        return None
+    from mlm.baselines import count_baseline
+
+    baseline = {**count_baseline(specs[0].config()), "data": data[0], "computed_for": specs[0].id}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(baseline, indent=2) + "\n")
+    return baseline
+
+
+# -- how far a run moves when its machine changes ------------------------------------------------------
+@dataclass(frozen=True)
+class MachinePair:
+    """One command run on two kinds of machine: the stored run (``kinds[1]``) and its rerun (``kinds[0]``)."""
+
+    run: str  # GROUP/RUN/seedK
+    kinds: tuple[str, str]
+    shift: float  # the rerun's test perplexity / the stored run's - 1
+
+
+def machine_pairs(results: str | Path = "results") -> list[MachinePair]:
+    """Every rerun under ``results/machine-check/LABEL/GROUP/RUN/seedK`` beside its stored twin
+    ``results/GROUP/RUN/seedK`` (the same command on another machine)."""
+    results = Path(results)
+    pairs = []
+    for path in sorted((results / MACHINE_CHECK).glob("*/**/result.json")):
+        run = path.parent.relative_to(results / MACHINE_CHECK).parts[1:]
+        rerun, stored = read_json(path), read_json(results.joinpath(*run, "result.json"))
+        if rerun and stored and "test_ppl" in rerun and "test_ppl" in stored:
+            pairs.append(MachinePair("/".join(run), (machine_label(rerun), machine_label(stored)),
+                                     rerun["test_ppl"] / stored["test_ppl"] - 1))
+    return pairs
+
+
+def shift_bound(shifts: Sequence[float], level: float = LEVEL) -> float:
+    """How far a machine may move the mean of a side, from paired shifts: ``|mean| + t * sd / sqrt(n)``, the
+    far end of the ``level`` interval of the mean shift (needs three pairs)."""
+    if len(shifts) < 3:
+        raise ValueError("a machine shift is measured from three pairs at least")
+    half = t_quantile((1 + level) / 2, len(shifts) - 1) * statistics.stdev(shifts) / len(shifts) ** 0.5
+    return abs(statistics.fmean(shifts)) + half
+
+
+def machine_shift(kinds: Sequence[str], results: str | Path = "results") -> float:
+    """The machine term of a claim whose runs used the kinds of machine ``kinds``: 0 for one kind; else, for
+    each two kinds among them, :func:`shift_bound` of their measured pairs, or where fewer than three pairs
+    were measured the largest shift of one run seen between any two machines (a stand-in, larger than a
+    measured bound); the largest of these."""
+    kinds = sorted(set(kinds))
+    if len(kinds) < 2:
+        return 0.0
+    pairs = machine_pairs(results)
+    fallback = max((abs(p.shift) for p in pairs), default=0.02)
+    terms = []
+    for i, a in enumerate(kinds):
+        for b in kinds[i + 1:]:
+            shifts = [p.shift if p.kinds == (a, b) else -p.shift for p in pairs if set(p.kinds) == {a, b}]
+            terms.append(shift_bound(shifts) if len(shifts) >= 3 else fallback)
+    return max(terms)
+
+
+# -- claims rows from stored runs -----------------------------------------------------------------------
+def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...]) -> tuple[StoredSetting | None, str]:
+    """The setting one side of a claim reads, and how it was chosen: the run itself, or among candidates the
+    one with the lowest mean validation perplexity over the seeds every candidate has stored (None until
+    each candidate has one)."""
+    names = PaperClaim.candidates(side)
+    if len(names) == 1:
+        return stored[names[0]], ""
+    shared = set.intersection(*(set(stored[n].seeds) for n in names))
+    if not shared:
+        return None, f"chosen on validation from {', '.join(names)} once each has a run"
+
+    def valid(name):
+        setting = stored[name]
+        return statistics.fmean(r["best_valid_ppl"] for s, r in zip(setting.seeds, setting.results) if s in shared)
+
+    scores = {n: valid(n) for n in names}
+    best = min(scores, key=scores.get)
+    listed = ", ".join(f"{n} {v:.1f}" for n, v in scores.items())
+    return stored[best], f"{best}, chosen on validation (seed{'s' if len(shared) > 1 else ''} " \
+                         f"{', '.join(map(str, sorted(shared)))}: {listed})"
+
+
+def _reported(claim: PaperClaim) -> tuple[str, float | None]:
+    """The paper's pair in words, and its change (None where the pair is no controlled comparison)."""
+    paper_model, paper_control, _ = paper_numbers(claim)
+    change = paper_model / paper_control - 1
+    uncontrolled = paper_uncontrolled(claim)
+    notes = [n for n in (paper_reading(claim), uncontrolled and f"{uncontrolled}: direction only") if n]
+    if uncontrolled and change > -0.01:
+        raise ValueError(f"{claim.text!r}: a paper pair that is no controlled comparison is read as a gain "
+                         "(its direction only); this one reports none")
+    text = f"paper {paper_model:.1f} vs {paper_control:.1f} ({change:+.1%}" + "".join(f"; {n}" for n in notes) + ")"
+    return text, None if uncontrolled else change
+
+
+def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Path = "results") -> list[Claim]:
+    """A claims row (:class:`mlm.claims.Claim`) for each claim, from the runs of the manifest ``manifest``
+    (e.g. ``"cpu"``) stored under ``results``. A claim whose runs are not stored yet says so (*not run yet*,
+    or *waiting for seeds* under three a side) and how to produce them. Where the group's count baseline is
+    stored (:func:`group_baseline`) and the control's mean test perplexity is no better than its interpolated
+    bigram's, the runs learned too little to test anything: the verdict is *inconclusive* and the row's
+    ``reason`` says why; once every seed of such a control is stored, that stands before the model has a run."""
+    from mlm.reproduce import load_manifest
+
+    specs = load_manifest(manifest)
+    settings, floors = {}, {}
+    for group in dict.fromkeys(c.group for c in claims):
+        group_specs = [s for s in specs if s.group == group]
+        settings[group] = load_settings(group_specs, results)
+        baseline = group_baseline(group_specs, results) if group_specs else None
+        floors[group] = baseline["bigram_test"] if baseline else None
+    rows = []
+    for claim in claims:
+        common = dict(question=claim.question, tuning=claim.tuning, handicaps=claim.handicaps)
+        if claim.pending:
+            rows.append(Claim(claim.text, f"not run yet: {claim.pending}", NOT_RUN, **common))
+            continue
+        stored = settings[claim.group]
+        unknown = [run for run in claim.runs if run not in stored]
+        if unknown:
+            raise ValueError(f"the claim {claim.text!r} names {', '.join(map(repr, unknown))}, which the manifest "
+                             f"does not run in {claim.group!r}; its runs are {', '.join(stored)}")
+        (model, model_how), (control, control_how) = choose(stored, claim.model), choose(stored, claim.control)
+        tuning = "; ".join(t for t in (claim.tuning, model_how and f"model: {model_how}",
+                                       control_how and f"control: {control_how}") if t)
+        common["tuning"] = tuning
+        reported, reported_change = _reported(claim)
+        command = f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
+        if model is None or control is None:
+            rows.append(Claim(claim.text, f"{reported}; ours: not run yet ({command})", NOT_RUN, **common))
+            continue
+        common.update(model_run=model.run, control_run=control.run)
+        floor, theirs = floors[claim.group], control.values("test_ppl")
+        # a control no better than the bigram learned too little for any claim against it to be tested
+        untestable = floor is not None and bool(theirs) and statistics.fmean(theirs) >= floor
+        reason = (f"the control ({spread(theirs)}) does not beat the interpolated bigram of the same data "
+                  f"({floor:.1f}): the runs learned too little to test the claim") if untestable else ""
+        if untestable and not model.seeds and len(control.seeds) == control.expected:  # no run of the model can help
+            rows.append(Claim(claim.text, f"{reported}; ours: no run of {model.run} can test the claim at this size",
+                              INCONCLUSIVE, reason=reason, **common))
+            continue
+        if not model.seeds or not control.seeds:
+            seeds = ", ".join(f"{s.run} {len(s.seeds)}/{s.expected}" for s in (model, control))
+            rows.append(Claim(claim.text, f"{reported}; ours: not run yet (seeds stored: {seeds}; {command})",
+                              NOT_RUN, **common))
+            continue
+        ours = model.values("test_ppl")
+        kinds = [*model.machine_kinds(), *control.machine_kinds()]
+        machine = machine_shift(kinds, results)
+        evidence = f"{reported}; ours {spread(ours)} vs {spread(theirs)}, {interval_text(ours, theirs, machine)}"
+        if machine:
+            evidence += f" (runs on {', '.join(sorted(set(kinds)))})"
+        if not (model.stopped_improving() and control.stopped_improving()):
+            evidence += "; a seed was still improving at its last epoch"
+        decided = verdict(ours, theirs, paper=reported_change, machine=machine)
+        if decided == FEW_SEEDS:
+            evidence += f" ({command})"
+        if untestable:
+            decided = INCONCLUSIVE
+        elif floor is not None and statistics.fmean(ours) >= floor:
+            evidence += f"; the model does not beat the interpolated bigram of the same data ({floor:.1f})"
+        rows.append(Claim(claim.text, evidence, decided, seeds=(ours, theirs, reported_change), reason=reason,
+                          machine=machine, **common))
+    return rows
+
+
+def manifest_claims(manifest: str) -> list[PaperClaim]:
+    """The claims a manifest module declares (its ``CLAIMS``); none for a JSON manifest."""
+    try:
+        module = importlib.import_module(f"mlm.manifests.{manifest}")
+    except ModuleNotFoundError:
+        return []
+    return list(getattr(module, "CLAIMS", []))
+
+
+def paper_evidence(chapter: str, results: str | Path = "results",
+                   manifests: Sequence[str] = tuple(MANIFESTS)) -> list[tuple[str, PaperClaim, Claim]]:
+    """``(manifest, claim, row)`` for every claim of the paper of chapter ``chapter`` (``"01"`` .. ``"05"``),
+    decided or not, in the README's order: each paper's own protocol (``cpu``), then the matched recipe."""
+    out = []
+    for manifest in manifests:
+        claims = [c for c in manifest_claims(manifest) if c.chapter == chapter]
+        out += [(manifest, c, row) for c, row in zip(claims, stored_claims(claims, manifest, results) if claims else [])]
+    return out
+
+
+def decided_rows(manifest: str, results: str | Path = "results") -> dict[str, Claim]:
+    """A manifest's claims rows the rule has decided (three seeds a side), keyed by the claim's text, in
+    manifest order."""
+    claims = manifest_claims(manifest)
+    return {c.text: row for c, row in zip(claims, stored_claims(claims, manifest, results)) if not awaits_runs(row)}
+
+
+def pending_runs(results: str | Path = "results") -> str:
+    """The claims still waiting for runs, one line each with the command that trains them (the list
+    ``results/README.md`` keeps)."""
+    lines = []
+    for manifest in MANIFESTS:
+        claims = manifest_claims(manifest)
+        for claim, row in zip(claims, stored_claims(claims, manifest, results)):
+            if not awaits_runs(row):
+                continue
+            command = claim.pending or f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
+            lines.append(f"- chapter {claim.chapter}, {claim.text}: {command}")
+    return "\n".join(lines) if lines else "Every declared claim has its runs stored."
+
+
+def format_claims(manifest: str, results: str | Path = "results", groups: set[str] | None = None) -> str:
+    """The claims a manifest declares, one line each with the verdict its stored runs give now, for the
+    groups ``groups`` (all if None); empty for a manifest without claims."""
+    claims = [c for c in manifest_claims(manifest) if groups is None or c.group in groups]
+    if not claims:
+        return ""
+    rows = stored_claims(claims, manifest, Path(results))
+    width = max(len(r.label_text) for r in rows)
+    lines = [f"claims of {manifest} ({sum(r.verdict != NOT_RUN for r in rows)} of {len(rows)} with runs):"]
+    lines += [f"  {row.label_text:<{width}}  ch. {claim.chapter}  {claim.group}: {_side(row.model_run, claim.model)} vs "
+              f"{_side(row.control_run, claim.control)}" for claim, row in zip(claims, rows)]
+    return "\n".join(lines)
+
+
+def _side(chosen: str, side: str | tuple[str, ...]) -> str:
+    """A side as a listing names it: its run, or a tuned side's choice (or its first candidate) and how many."""
+    names = PaperClaim.candidates(side)
+    return names[0] if len(names) == 1 else f"{chosen or names[0]} (tuned over {len(names)})"
+
+
+def update_baselines(results: str | Path = "results") -> None:
+    """Compute the count baseline (:func:`group_baseline`) of every group that a claim of :data:`MANIFESTS`
+    reads and that has a stored run, where it is missing or its data changed."""
+    from mlm.reproduce import load_manifest
+
+    for manifest in MANIFESTS:
+        specs = load_manifest(manifest)
+        for group in dict.fromkeys(c.group for c in manifest_claims(manifest)):
+            group_specs = [s for s in specs if s.group == group]
+            if not group_specs or not any((Path(results) / s.group / s.name / "result.json").is_file()
+                                          for s in group_specs):
+                continue
+            try:
+                group_baseline(group_specs, results, compute=True)
+            except (OSError, RuntimeError) as err:  # the corpus is not here: the claims go without the floor
+                print(f"count baseline of {group} not computed: {err}", file=sys.stderr)
