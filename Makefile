@@ -1,6 +1,6 @@
 # The book's two commands:
-#   make book   create .venv if needed, install, execute every chapter (reduced size) into book_output/
-#   make test   unit tests + exercise grading + nbval on the executed chapters + the website in a browser
+#   make book   create .venv if needed, install, execute every chapter (reduced size) and report into book_output/
+#   make test   unit tests + exercise grading + nbval on the executed chapters and reports + the website in a browser
 # and the website: make site   build/site/html from the committed executed notebooks (docs/site.md)
 # Corpora are read from $MLM_DATA_DIR (default $XDG_CACHE_HOME/mlm or ~/.cache/mlm, downloaded there when online).
 
@@ -44,9 +44,9 @@ site: install-site
 
 # tests/test_site.py builds the site and reads it in headless Chromium (apt-get install chromium chromium-driver).
 test: install install-site
-	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters
+	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters reports
 
-# Re-execute the chapters and store the executed notebooks in chapters/ (what gets committed).
+# Re-execute the chapters and reports and store the executed notebooks beside their sources (what gets committed).
 chapters: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size reduced --output $(OUTPUT) --inplace
 
@@ -54,7 +54,7 @@ chapters: install
 # keeping its outputs (CHAPTERS=NN for some). Always from .py to .ipynb: `jupytext --sync` would take
 # whichever file is newer, and an executed notebook is newer than its source.
 sync: install
-	$(BIN)/jupytext --update --to notebook $(if $(CHAPTERS),$(foreach c,$(CHAPTERS),chapters/$(c)_*.py),chapters/[0-9][0-9]_*.py)
+	$(BIN)/jupytext --update --to notebook $(if $(CHAPTERS),$(foreach c,$(CHAPTERS),$(wildcard chapters/$(c)_*.py reports/$(c)_*.py)),chapters/[0-9][0-9]_*.py reports/r[0-9][0-9]_*.py)
 
 lab: install
 	$(BIN)/jupyter lab chapters

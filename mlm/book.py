@@ -1,10 +1,11 @@
-"""The book runner: executes the chapters with papermill and summarises what they measured.
+"""The book runner: executes the chapters and the reports with papermill and summarises what they measured.
 
-``python -m mlm book --size reduced`` runs every chapter (``chapters/NN_*.py``) end to end,
-writing the executed notebooks and a ``summary.json`` to the output folder. A failing
-chapter is reported with the cell and error that stopped it; the other chapters still run.
-With ``--inplace`` the executed notebooks replace the committed ``chapters/NN_*.ipynb``
-(how the book's executed chapters are produced).
+``python -m mlm book --size reduced`` runs every chapter (``chapters/NN_*.py``, Part I) and every
+reproduction report (``reports/rNN_*.py``, Part II) end to end, writing the executed notebooks and a
+``summary.json`` to the output folder. A chapter takes the run's parameters (``size``, ``device``...); a
+report reads stored results only and takes none. A failing notebook is reported with the cell and error that
+stopped it; the others still run. With ``--inplace`` the executed notebooks replace the committed ones (how
+the book's executed notebooks are produced).
 
 Chapters report their headline numbers with :func:`record`, which the runner collects.
 """
@@ -36,13 +37,21 @@ def record(chapter: str, results: dict) -> None:
         atomic_write_json(Path(folder) / f"{chapter}.json", results)
 
 
-def list_chapters(chapters_dir: Path = CHAPTERS_DIR) -> list[Path]:
-    """The chapter sources ``NN_topic.py`` in reading order."""
-    return sorted(p for p in chapters_dir.glob("[0-9][0-9]_*.py"))
+def list_chapters(chapters_dir: Path = CHAPTERS_DIR, reports_dir: Path | None = None) -> list[Path]:
+    """The chapter sources ``NN_topic.py`` in reading order, then the reports ``rNN_paper.py`` (of
+    ``reports_dir``, by default the ``reports`` folder beside the chapters)."""
+    reports_dir = Path(chapters_dir).parent / "reports" if reports_dir is None else Path(reports_dir)
+    return sorted(Path(chapters_dir).glob("[0-9][0-9]_*.py")) + sorted(reports_dir.glob("r[0-9][0-9]_*.py"))
 
 
-def select_chapters(selection: list[str] | None, chapters_dir: Path = CHAPTERS_DIR) -> list[Path]:
-    chapters = list_chapters(chapters_dir)
+def is_report(source: Path) -> bool:
+    """A reproduction report (Part II), which reads stored results and takes no run parameters."""
+    return source.stem.startswith("r") and source.stem[1:3].isdigit()
+
+
+def select_chapters(selection: list[str] | None, chapters_dir: Path = CHAPTERS_DIR,
+                    reports_dir: Path | None = None) -> list[Path]:
+    chapters = list_chapters(chapters_dir, reports_dir)
     if not selection:
         return chapters
     chosen = []
@@ -50,7 +59,7 @@ def select_chapters(selection: list[str] | None, chapters_dir: Path = CHAPTERS_D
         matches = [c for c in chapters if c.stem == item or c.stem.startswith(item + "_") or c.name == item]
         if not matches:
             names = ", ".join(c.stem for c in chapters)
-            raise SystemExit(f"no chapter matches {item!r}; chapters: {names}")
+            raise SystemExit(f"no chapter or report matches {item!r}; they are: {names}")
         chosen.extend(m for m in matches if m not in chosen)
     return chosen
 
@@ -151,11 +160,13 @@ def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float
 
 def run_book(chapters: list[str] | None = None, size: str = "reduced", output: str | Path = "book_output",
              timeout: float = 1800, device: str = "auto", seed: int = 0, data_dir: str | None = None,
-             inplace: bool = False, progress: bool = True, chapters_dir: Path = CHAPTERS_DIR) -> list[ChapterRun]:
-    """Run the chosen chapters (all by default) and write ``summary.json`` to ``output``."""
+             inplace: bool = False, progress: bool = True, chapters_dir: Path = CHAPTERS_DIR,
+             reports_dir: Path | None = None) -> list[ChapterRun]:
+    """Run the chosen chapters and reports (all by default) and write ``summary.json`` to ``output``."""
     output_dir = Path(output)
-    parameters = {"size": size}
-    # Only non-default values are injected, so committed notebooks carry no machine paths.
+    # Only non-default values are injected, so committed notebooks carry no machine paths and no
+    # injected-parameters cell at all (the reduced size is every chapter's default).
+    parameters = {"size": size} if size != "reduced" else {}
     if device != "auto":
         parameters["device"] = device
     if seed != 0:
@@ -163,9 +174,11 @@ def run_book(chapters: list[str] | None = None, size: str = "reduced", output: s
     if data_dir:
         parameters["data_dir"] = str(Path(data_dir).resolve())
     runs = []
-    for source in select_chapters(chapters, Path(chapters_dir)):
-        print(f"== {source.stem} ({size}); papermill's log: {output_dir / (source.stem + '.log')}", flush=True)
-        run = run_chapter(source, output_dir, parameters, timeout, inplace=inplace, progress=progress)
+    for source in select_chapters(chapters, Path(chapters_dir), reports_dir):
+        what = "report" if is_report(source) else size
+        print(f"== {source.stem} ({what}); papermill's log: {output_dir / (source.stem + '.log')}", flush=True)
+        run = run_chapter(source, output_dir, {} if is_report(source) else parameters, timeout, inplace=inplace,
+                          progress=progress)
         line = f"   {run.status} in {run.seconds:.0f} s -> {run.output}"
         print(line + (f"\n   FAILED at {run.error}" if run.error else ""), flush=True)
         runs.append(run)
@@ -183,5 +196,5 @@ def format_summary(runs: list[ChapterRun]) -> str:
             headline = ", ".join(f"{k}={v}" for k, v in list(r.results.items())[:4])
         lines.append(f"{r.chapter:<36} {r.status:<7} {r.seconds:>8.0f}  {headline or r.error}")
     failed = sum(r.status != "ok" for r in runs)
-    lines.append(f"{len(runs) - failed} of {len(runs)} chapters ran cleanly.")
+    lines.append(f"{len(runs) - failed} of {len(runs)} notebooks ran cleanly.")
     return "\n".join(lines)

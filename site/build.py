@@ -5,8 +5,9 @@
 Nothing is executed: the outputs that papermill stored in chapters/*.ipynb are the book. The build
 1. stops if a chapter's stored outputs show an error (an error output, a printed traceback);
 2. lays out a Sphinx source folder in OUTPUT/src: the home page from README.md, one page per chapter
-   (a copy of its notebook as a reader sees it: the inputs that JupyterLab would hide are hidden),
-   the exercises page from exercises/README.md and one page per assignment template;
+   (Part I; a copy of its notebook as a reader sees it: the inputs that JupyterLab would hide are hidden),
+   one per reproduction report (Part II), the exercises page from exercises/README.md and one page per
+   assignment template;
 3. runs Sphinx with site/conf.py into OUTPUT/html, every warning an error (sphinx-build exits 0 on
    warnings otherwise: a broken link or an unrenderable output would pass unseen).
 """
@@ -41,6 +42,10 @@ class SiteError(RuntimeError):
 
 def chapters(repo: Path = REPO) -> list[Path]:
     return sorted((repo / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+def reports(repo: Path = REPO) -> list[Path]:
+    return sorted((repo / "reports").glob("r[0-9][0-9]_*.ipynb"))
 
 
 def assignments(repo: Path = REPO) -> list[Path]:
@@ -135,25 +140,26 @@ def toctree(entries: list[str], caption: str = "") -> str:
 
 def stage(src: Path, repo: Path = REPO) -> None:
     """Lay out the Sphinx source folder `src` from the repository."""
-    notebooks, templates = chapters(repo), assignments(repo)
-    errors = [f"{nb.relative_to(repo)} {line}" for nb in notebooks for line in errors_shown(json.loads(nb.read_text()))]
+    notebooks, audits, templates = chapters(repo), reports(repo), assignments(repo)
+    errors = [f"{nb.relative_to(repo)} {line}" for nb in notebooks + audits
+              for line in errors_shown(json.loads(nb.read_text()))]
     if errors:
-        raise SiteError("the stored outputs show errors; re-execute these chapters (make chapters CHAPTERS=NN):\n  "
+        raise SiteError("the stored outputs show errors; re-execute these notebooks (make chapters CHAPTERS=NN):\n  "
                         + "\n  ".join(errors))
     pages = {"README.md": "index.md", "exercises/README.md": "exercises/index.md"}
-    pages |= {f"chapters/{nb.name}": f"chapters/{nb.name}" for nb in notebooks}
+    pages |= {f"{nb.parent.name}/{nb.name}": f"{nb.parent.name}/{nb.name}" for nb in notebooks + audits}
     pages |= {f"exercises/{t.name}": f"exercises/{t.stem}.md" for t in templates}
 
     shutil.rmtree(src, ignore_errors=True)
-    (src / "chapters").mkdir(parents=True)
-    (src / "exercises").mkdir()
-    for nb in notebooks:
+    for folder in ("chapters", "reports", "exercises"):
+        (src / folder).mkdir(parents=True)
+    for nb in notebooks + audits:
         notebook = reader_view(json.loads(nb.read_text()))
         for cell in notebook["cells"]:
             if cell["cell_type"] == "markdown":
-                text = rewrite_links("".join(cell["source"]), f"chapters/{nb.name}", pages)
+                text = rewrite_links("".join(cell["source"]), f"{nb.parent.name}/{nb.name}", pages)
                 cell["source"] = text.splitlines(keepends=True)
-        (src / "chapters" / nb.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False))
+        (src / nb.parent.name / nb.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False))
 
     readme = (repo / "README.md").read_text()
     for image in MARKDOWN_IMAGE.findall(readme):  # the home page's figures, at the same relative paths
@@ -161,7 +167,8 @@ def stage(src: Path, repo: Path = REPO) -> None:
             (src / image).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(repo / image, src / image)
     home = rewrite_links(readme, "README.md", pages)
-    home += toctree([f"chapters/{nb.stem}" for nb in notebooks], caption="Chapters")
+    home += toctree([f"chapters/{nb.stem}" for nb in notebooks], caption="Part I: the chapters")
+    home += toctree([f"reports/{nb.stem}" for nb in audits], caption="Part II: reproduction reports")
     home += toctree(["exercises/index"])  # the page's own title, Exercises, heads it in the navigation
     (src / "index.md").write_text(home)
 

@@ -18,6 +18,15 @@ GOOD = textwrap.dedent('''\
     print("hello", size)
 ''')
 
+REPORT = textwrap.dedent('''\
+    # %% tags=["parameters"]
+    results_dir = "../results"
+
+    # %%
+    from mlm.book import record
+    record("r01_paper", {"size": globals().get("size", "none")})
+''')
+
 BAD = textwrap.dedent('''\
     # %% tags=["parameters"]
     size = "reduced"
@@ -42,8 +51,13 @@ def book(tmp_path):
 def test_select_chapters_by_number_and_name(book):
     assert [p.stem for p in select_chapters(["01"], book)] == ["01_good"]
     assert [p.stem for p in select_chapters(["00_bad", "01"], book)] == ["00_bad", "01_good"]
-    with pytest.raises(SystemExit, match="no chapter matches"):
+    with pytest.raises(SystemExit, match="no chapter or report matches"):
         select_chapters(["07"], book)
+    reports = book.parent / "reports"
+    reports.mkdir()
+    (reports / "r01_paper.py").write_text(REPORT)
+    assert [p.stem for p in select_chapters(None, book)] == ["00_bad", "01_good", "r01_paper"]
+    assert [p.stem for p in select_chapters(["r01"], book)] == ["r01_paper"]
 
 
 def test_failing_chapter_is_reported_and_others_run(book, tmp_path):
@@ -58,7 +72,17 @@ def test_failing_chapter_is_reported_and_others_run(book, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert [c["status"] for c in summary["chapters"]] == ["failed", "ok"]
     assert (out / "01_good.ipynb").exists()
-    assert "1 of 2 chapters ran cleanly" in format_summary(runs)
+    assert "1 of 2 notebooks ran cleanly" in format_summary(runs)
+
+
+def test_a_report_runs_without_the_chapters_parameters(book, tmp_path):
+    """A report reads stored results only: the run's size is not injected into it."""
+    (book.parent / "reports").mkdir()
+    (book.parent / "reports" / "r01_paper.py").write_text(REPORT)
+    runs = run_book(["01", "r01"], size="full", output=tmp_path / "out", timeout=120, chapters_dir=book,
+                    progress=False)
+    assert [(r.chapter, r.status) for r in runs] == [("01_good", "ok"), ("r01_paper", "ok")]
+    assert runs[1].results == {"size": "none"}
 
 
 def test_chapter_timeout_is_reported(tmp_path):

@@ -14,6 +14,13 @@ import pytest
 
 CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+REPORTS = sorted((CHAPTERS.parent / "reports").glob("r[0-9][0-9]_*.ipynb"))
+# A chapter teaches: at most this many words of prose and lines of visible code (the audit is in the reports)
+PROSE_WORDS = {"00": 2500, "06": 2500}  # the others: 2200
+CODE_LINES = 150
+PLUMBING = re.compile(r"NBVAL_|# *noqa|getsource\(|^# *Parameters *$|# *type: *ignore", re.M)
+# results folders and run groups are the reports' vocabulary, not a chapter's
+FOLDERS = re.compile(r"\b(cpu|full|compare|tuned)-[a-z]+(20\d\d)?-[a-z0-9-]+|\bresults/[\w./-]+")
 
 VISIBLE_ASSERTS = 10  # in the whole book: only the few that teach something stay in view
 LONG, LONGEST, LONG_ALLOWED = 150, 220, 4  # words: at most LONG_ALLOWED paragraphs over LONG, none over LONGEST
@@ -61,7 +68,7 @@ def words(text: str) -> int:
 
 def test_hidden_cells_are_hidden_both_ways():
     """A harness cell is collapsed in JupyterLab and removed from a rendered page alike."""
-    for path in NOTEBOOKS:
+    for path in NOTEBOOKS + REPORTS:
         for cell in read(path).cells:
             if hidden(cell):
                 assert "remove-input" in cell.metadata.get("tags", []) and \
@@ -70,7 +77,7 @@ def test_hidden_cells_are_hidden_both_ways():
 
 def test_few_assertions_in_view():
     counts = {p.name: sum(line.lstrip().startswith("assert ") for c in visible_code(read(p))
-                          for line in c.source.splitlines()) for p in NOTEBOOKS}
+                          for line in c.source.splitlines()) for p in NOTEBOOKS + REPORTS}
     assert sum(counts.values()) <= VISIBLE_ASSERTS, counts
 
 
@@ -86,19 +93,19 @@ def test_no_preset_dumps_and_no_record_dict_last(path):
             assert not any(o.get("output_type") == "execute_result" for o in cell.get("outputs", [])), path.name
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS + REPORTS, ids=lambda p: p.stem)
 def test_no_process_narration(path):
     found = [m.group(0) for c in read(path).cells if c.cell_type == "markdown" for m in NARRATION.finditer(c.source)]
     assert not found, f"{path.name}: {found}"
 
 
 def test_paragraphs_are_textbook_length():
-    lengths = {(p.name, text[:60]): words(text) for p in NOTEBOOKS for text in paragraphs(read(p))}
+    lengths = {(p.name, text[:60]): words(text) for p in NOTEBOOKS + REPORTS for text in paragraphs(read(p))}
     long = {k: n for k, n in lengths.items() if n > LONG}
     assert len(long) <= LONG_ALLOWED and all(n <= LONGEST for n in long.values()), long
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS + REPORTS, ids=lambda p: p.stem)
 def test_a_displayed_table_is_not_echoed_as_text(path):
     """show_claims / show_markdown display a table and return its Markdown: as a cell's last line they would
     show it a second time, as one long quoted string (end the line with `;`)."""
@@ -108,3 +115,38 @@ def test_a_displayed_table_is_not_echoed_as_text(path):
             echoed = [o for o in outputs if o.get("output_type") == "execute_result"
                       and str(o["data"].get("text/plain", "")).startswith(("'", '"'))]
             assert not echoed, f"{path.name}: {cell.source.strip().splitlines()[-1]}"
+
+
+def prose_words(nb) -> int:
+    """Words of the markdown cells, equations left out (as ../shared/tools/book_stats.py counts them)."""
+    text = " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return len(re.findall(r"[A-Za-z][\w'-]*", re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)))
+
+
+def code_lines(nb) -> int:
+    """Non-empty, non-comment lines of the code cells a reader sees."""
+    return sum(1 for c in visible_code(nb) for line in c.source.splitlines()
+               if line.strip() and not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_chapter_is_a_lesson_of_bounded_length(path):
+    """Chapters 01-05 hold at most 2,200 words of prose and 150 visible code lines (00 and 06: 2,500 words)."""
+    nb = read(path)
+    limit = PROSE_WORDS.get(path.stem[:2], 2200)
+    assert prose_words(nb) <= limit, f"{path.name}: {prose_words(nb)} words of prose (at most {limit})"
+    assert code_lines(nb) <= CODE_LINES, f"{path.name}: {code_lines(nb)} visible code lines (at most {CODE_LINES})"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + REPORTS, ids=lambda p: p.stem)
+def test_no_plumbing_in_view(path):
+    """No test markers, lint comments, printed package source or injected-parameters cell in view; in a
+    chapter's prose no results folder or run group (the reports name them)."""
+    nb = read(path)
+    assert not any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells), \
+        f"{path.name}: execute it with the default parameters (mlm book --inplace)"
+    shown = [m.group(0) for c in visible_code(nb) for m in PLUMBING.finditer(c.source)]
+    assert not shown, f"{path.name} shows {shown}"
+    if path in NOTEBOOKS:
+        named = [m.group(0) for c in nb.cells if c.cell_type == "markdown" for m in FOLDERS.finditer(c.source)]
+        assert not named, f"{path.name} names results folders in its prose: {named}"

@@ -42,8 +42,10 @@ spec.loader.exec_module(site_build)
 
 PAGES = (["index.html", "exercises/index.html"]
          + [f"chapters/{nb.stem}.html" for nb in site_build.chapters()]
+         + [f"reports/{nb.stem}.html" for nb in site_build.reports()]
          + [f"exercises/{t.stem}.html" for t in site_build.assignments()])
 CHAPTER_PAGES = [page for page in PAGES if page.startswith("chapters/")]
+REPORT_PAGES = [page for page in PAGES if page.startswith("reports/")]
 
 
 def require(ok: bool, missing: str, install: str) -> None:
@@ -319,7 +321,7 @@ def taught_asserts(page: str) -> set[str]:
     return {line.strip() for c in shown for line in "".join(c["source"]).splitlines() if re.match(r"\s*assert\b", line)}
 
 
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
+@pytest.mark.parametrize("page", CHAPTER_PAGES + REPORT_PAGES)
 def test_no_assert_of_the_harness_is_visible(visits, page):
     """Every assert line the page shows is one the chapter shows on purpose; the harness's are hidden."""
     taught = taught_asserts(page)
@@ -375,7 +377,7 @@ return {open: modal.open, scrollY: window.scrollY,
 """
 
 
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
+@pytest.mark.parametrize("page", CHAPTER_PAGES + REPORT_PAGES)
 def test_chapter_layout_at_a_laptop_width(browser, server, page):
     """At 1280 px (the browser's window) the code fits the text column, and the article header's menu and
     outline buttons work: the theme binds its toggles to the top bar's buttons, which book.css hides, and

@@ -1,0 +1,168 @@
+"""Figures of the Attentive LM (chapter 02): the head, attention maps, the first updates."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from mlm.plots.common import _plain_log_axis
+
+__all__ = ["attention_heatmap", "attentive_head_diagram", "first_updates_panels", "attention_spread"]
+
+
+def _log2_against_uniform(weights, hidden):
+    """log2(weight x k) of every visible cell, k the visible cells of its row, masked where ``hidden``:
+    0 is uniform attention over the row, +1 twice its share, -1 half of it. (rows, columns) numpy arrays."""
+    import numpy as np
+
+    k = (~hidden).sum(axis=1, keepdims=True).clip(min=1)
+    return np.ma.masked_where(hidden, np.log2(np.clip(weights * k, 1e-12, None)))
+
+
+def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
+                      xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False,
+                      per_row: bool = False):
+    """Attention of a sequence: rows are predicted words, columns the inputs attended to.
+
+    Salton et al.'s Figures 2-3 and Daniluk et al.'s Figure 3a (the memory holds earlier inputs
+    only); Tran et al.'s Figure 4 with ``include_current`` (the current input is in memory, on the
+    diagonal). ``vmax=None`` scales the colours to the largest weight. ``relative=True`` shows each
+    weight against uniform attention over its row's reachable slots, as log2(weight x #slots) on a
+    diverging scale from -2 to 2 (white: uniform; red: up to 4 times more; blue: 4 times less), so
+    structure is visible however many slots a row has. ``per_row=True`` instead divides each row by
+    its largest weight (colour 1 = the row's largest weight) and writes that weight and the uniform
+    weight 1/k (k reachable slots) beside the row label.
+    """
+    import numpy as np
+
+    if per_row:
+        weights = probe["attention"]  # (targets, inputs)
+        top = weights.max(dim=1, keepdim=True).values.clamp(min=1e-12)  # (targets, 1)
+        slots = (weights > 0).sum(dim=1)  # (targets,) slots in memory
+        labels = [f"{w} (max {float(m):.2f}, unif {1 / max(int(k), 1):.2f})"
+                  for w, m, k in zip(probe["targets"], top[:, 0], slots)]
+        probe = {**probe, "attention": weights / top, "targets": labels}
+        title, vmax = f"{title}\n(colour scaled per row: 1 = the row's largest weight)", 1.0
+    weights = probe["attention"].numpy()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
+    future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
+    if relative:  # white means uniform here, so what the memory cannot reach is grey, not blank
+        image = ax.imshow(_log2_against_uniform(weights, future), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
+        ax.set_facecolor("0.85")
+        xlabel = f"{xlabel} (grey: not in memory)"
+    else:
+        shown = np.ma.masked_where(future, weights)  # blank where the memory cannot reach
+        top = max(float(weights.max()), 1e-6) if vmax is None else vmax
+        image = ax.imshow(shown, cmap="Blues", vmin=0, vmax=top, aspect="auto")
+    ax.set_xticks(range(len(probe["inputs"])))
+    ax.set_xticklabels(probe["inputs"], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(probe["targets"])))
+    ax.set_yticklabels(probe["targets"], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("word being predicted")
+    ax.set_title(title, fontsize=10)
+    bar = plt.colorbar(image, ax=ax, fraction=0.03)
+    if relative:
+        bar.set_label("log2(weight / uniform)")
+    return ax
+
+
+def attentive_head_diagram(ax=None):
+    """Salton et al.'s attention head (chapter 02) as boxes with the tensor shape at each stage, computed for
+    every step of a batch at once: B sentences, T steps, H hidden units, A attention units, V words. The
+    dashed branch, W_q h_t, exists only for the combined score (Eq. 10)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 6.5))
+    x = 0.42  # the main column
+    boxes = {  # name: (x, y, text, shape)
+        "h": (x, 0.95, "LSTM outputs of the sentence $h_1 \\dots h_T$", "(B, T, H)"),
+        "keys": (0.24, 0.79, "keys $W_s h_i$", "(B, T, A)"),
+        "query": (0.60, 0.79, "query $W_q h_t$ (combined only)", "(B, T, A)"),
+        "scores": (x, 0.63, "scores $v_s^\\top \\tanh(W_s h_i\\,[+\\,W_q h_t])$   Eq. 9 / 10", "(B, T, T)"),
+        "softmax": (x, 0.47, "keep $i < t$, softmax over $i$: weights $a_{t,i}$   Eq. 4", "(B, T, T)"),
+        "context": (x, 0.31, "context $c_t = \\Sigma_i\\, a_{t,i}\\, h_i$   Eq. 3", "(B, T, H)"),
+        "merge": (x, 0.15, "merge $h'_t = \\tanh(W_c [h_t; c_t] + b_c)$   Eq. 7", "(B, T, 2H) -> (B, T, H)"),
+        "out": (x, -0.01, "next word $\\mathrm{softmax}(E\\, h'_t + b)$   Eq. 8", "(B, T, V)"),
+    }
+    for name, (bx, by, text, shape) in boxes.items():
+        ax.text(bx, by, f"{text}\n{shape}", ha="center", va="center", fontsize=10,
+                bbox=dict(boxstyle="round,pad=0.4", fc="#fdf0e6" if name == "merge" else "#eef3fb", ec="0.3",
+                          ls="--" if name == "query" else "-"))
+    edges = [("h", "keys", "-"), ("h", "query", "--"), ("keys", "scores", "-"), ("query", "scores", "--"),
+             ("scores", "softmax", "-"), ("softmax", "context", "-"), ("context", "merge", "-"), ("merge", "out", "-")]
+    for start, end, style in edges:
+        (x0, y0, *_), (x1, y1, *_) = boxes[start], boxes[end]
+        ax.annotate("", xy=(x1, y1 + 0.055), xytext=(x0, y0 - 0.055),
+                    arrowprops=dict(arrowstyle="->", color="0.3", ls=style, lw=1.2))
+    # h_t goes around the attention straight into the merge; every h_i is also a value of Eq. 3.
+    ax.plot([0.66, 0.93, 0.93], [0.95, 0.95, 0.15], color="C1", lw=1.4)
+    ax.annotate("", xy=(0.715, 0.15), xytext=(0.93, 0.15), arrowprops=dict(arrowstyle="->", color="C1", lw=1.4))
+    ax.text(0.945, 0.55, "$h_t$ itself", color="C1", fontsize=10, rotation=90, va="center")
+    ax.plot([0.18, 0.04, 0.04], [0.95, 0.95, 0.31], color="0.5", lw=1, ls=":")
+    ax.annotate("", xy=(0.265, 0.31), xytext=(0.04, 0.31), arrowprops=dict(arrowstyle="->", color="0.5", lw=1, ls=":"))
+    ax.text(0.025, 0.63, "values $h_i$, $i < t$", color="0.4", fontsize=10, rotation=90, ha="right", va="center")
+    ax.set_xlim(-0.02, 1.0)
+    ax.set_ylim(-0.08, 1.02)
+    ax.axis("off")
+    return ax
+
+
+def first_updates_panels(traces: dict[str, dict], unigram: float | None = None):
+    """The first updates of several networks (chapter 02), two panels: the training perplexity of each batch
+    (a running median over 9 updates, so that one odd batch does not stretch the axis) and the share of the
+    output's energy carried by its mean over positions. ``traces`` maps a label to ``{"ppl": [...],
+    "step": [...], "share": [...]}``; ``unigram`` draws the unigram count model's perplexity."""
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for i, (label, trace) in enumerate(traces.items()):
+        ppl = np.array(trace["ppl"])
+        smooth = [np.median(ppl[max(0, k - 4):k + 5]) for k in range(len(ppl))]
+        axes[0].plot(range(1, len(ppl) + 1), smooth, color=f"C{i}", lw=1.5, label=label)
+        axes[1].plot(trace["step"], trace["share"], "-o", ms=3, color=f"C{i}", label=label)
+    if unigram is not None:
+        axes[0].axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
+    top = max(max(t["ppl"][len(t["ppl"]) // 3:]) for t in traces.values())  # after the first third
+    ylim = axes[0].get_ylim()
+    _plain_log_axis(axes[0], [t for t in (200, 500, 1000, 2000, 5000, 10000, 20000) if ylim[0] <= t <= 3 * top])
+    axes[0].set_ylim(ylim[0], min(ylim[1], 3 * top))
+    axes[0].set_ylabel("training perplexity of the batch (log)")
+    axes[0].set_title("batch perplexity (running median of 9)")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_ylabel("mean share of the output")
+    axes[1].set_title("how much of the output is the same everywhere")
+    for ax in axes:
+        ax.set_xlabel("update")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=9, loc="lower left")  # the early spikes reach into the upper corners
+    axes[1].legend(fontsize=9)
+    fig.tight_layout()
+    return axes
+
+
+def attention_spread(stats: dict, max_distance: int = 20):
+    """How evenly an attention head spreads its weight over the history (chapter 02), two panels: the
+    normalised entropy H(a_t) / log(#slots) by position t (1 = uniform), and the mean weight on the output d
+    steps back, each beside uniform attention. ``stats`` maps a label to
+    :class:`mlm.analysis.history.AttentionStats`."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for i, (label, s) in enumerate(stats.items()):
+        positions = [t for t in range(2, len(s.count_by_position)) if s.count_by_position[t] > 0]
+        axes[0].plot(positions, [s.entropy_ratio[t] for t in positions], "-o", ms=3, color=f"C{i}", label=label)
+        distances = range(1, max_distance + 1)
+        axes[1].plot(distances, s.weight_by_distance[1:max_distance + 1], "-o", ms=3, color=f"C{i}", label=label)
+    axes[0].axhline(1, color="k", ls="--", lw=1, label="uniform attention")
+    axes[1].plot(distances, s.uniform_by_distance[1:max_distance + 1], "k--", lw=1, label="uniform attention")
+    axes[0].set_ylim(0, 1.05)
+    axes[0].set_xlabel("position t in the sentence")
+    axes[0].set_ylabel("H(a_t) / log(#slots)")
+    axes[0].set_title("spread of the weights (1 = uniform)")
+    axes[1].set_xlabel("distance d = t - i")
+    axes[1].set_ylabel("mean weight")
+    axes[1].set_title("weight on the output d steps back")
+    axes[1].set_xticks(range(0, max_distance + 1, 5))
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9)
+    fig.tight_layout()
+    return axes

@@ -1,0 +1,96 @@
+"""Figures of the LSTM chapters (00, 01): Zipf's law, the stacked LSTM unrolled."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+__all__ = ["zipf", "stacked_lstm_diagram"]
+
+
+def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
+    """Word frequency against frequency rank on log-log axes."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    for label, counts in counts_by_corpus.items():
+        counts = sorted((c for c in counts if c > 0), reverse=True)
+        ax.loglog(range(1, len(counts) + 1), counts, label=label)
+    ax.set_xlabel("rank of the word type")
+    ax.set_ylabel("count in the training set")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return ax
+
+
+def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
+    """Chapter 01's architecture figure: a two-layer LSTM language model unrolled over ``steps`` time
+    steps, with the shape of every tensor, dropout (D) on the vertical connections only, the recurrent
+    state passed along each layer untouched, and (``tied``) the one matrix shared by the embedding and
+    the softmax layer."""
+    from matplotlib.patches import Circle, FancyBboxPatch
+
+    rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
+        ("word", "$w_t$", "(B, K) word ids", False),
+        ("embedding", "$E[w_t]$", "(B, K, d)", True),
+        ("lstm1", "LSTM layer 1", "(B, K, n)", True),
+        ("lstm2", "LSTM layer 2", "(B, K, n)", True),
+        ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, K, |V|)", False),
+    ]
+    fig, ax = plt.subplots(figsize=(10, 6.2))
+    xs = [1.6 + 2.4 * s for s in range(steps)]
+    ys = [0.4 + 1.25 * r for r in range(len(rows))]
+    width, height = 2.0, 0.6
+    colors = {"word": "white", "embedding": "#dbe9f6", "lstm1": "#fde2c8", "lstm2": "#fde2c8", "softmax": "#dcefd9"}
+    times = [f"t{'-' if s < steps // 2 else '+'}{abs(s - steps // 2)}" if s != steps // 2 else "t"
+             for s in range(steps)]
+    for s, x in enumerate(xs):
+        for r, (name, text, _, _) in enumerate(rows):
+            y = ys[r]
+            label = text.replace("_t", "_{" + times[s] + "}") if name == "word" or name == "embedding" else text
+            if name == "word":
+                ax.text(x, y, label, ha="center", va="center", fontsize=13)
+            else:
+                ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                            boxstyle="round,pad=0.03", fc=colors[name], ec="0.3"))
+                ax.text(x, y, label, ha="center", va="center", fontsize=10.5)
+            if r + 1 < len(rows):  # the vertical connection to the row above
+                y0, y1 = y + (0.18 if name == "word" else height / 2), ys[r + 1] - height / 2
+                ax.annotate("", xy=(x, y1), xytext=(x, y0), arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+                if rows[r][3]:
+                    ax.add_patch(Circle((x, (y0 + y1) / 2), 0.15, fc="#d95f02", ec="none", zorder=3))
+                    ax.text(x, (y0 + y1) / 2, "D", ha="center", va="center", color="white", fontsize=9,
+                            fontweight="bold", zorder=4)
+        ax.annotate("", xy=(x, ys[-1] + 0.75), xytext=(x, ys[-1] + height / 2),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+        ax.text(x, ys[-1] + 0.9, f"$p(w_{{{times[s]}+1}})$".replace("t+1+1", "t+2").replace("t-1+1", "t"),
+                ha="center", va="center", fontsize=11)
+    for r in (2, 3):  # the recurrent connections: (h, c) along each layer, never dropped
+        y = ys[r]
+        ax.annotate("", xy=(xs[0] - width / 2, y), xytext=(xs[0] - width / 2 - 0.6, y),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2, ls="--"))
+        for x0, x1 in zip(xs[:-1], xs[1:]):
+            ax.annotate("", xy=(x1 - width / 2, y), xytext=(x0 + width / 2, y),
+                        arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2))
+            ax.text((x0 + x1) / 2, y + 0.12, "$(h, c)$", ha="center", va="bottom", fontsize=9)
+        ax.annotate("", xy=(xs[-1] + width / 2 + 0.6, y), xytext=(xs[-1] + width / 2, y),
+                    arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2, ls="--"))
+    ax.text(xs[0] - width / 2 - 0.3, (ys[2] + ys[3]) / 2, "state of the\nlast window\n(detached)",
+            ha="right", va="center", fontsize=9, color="0.3")
+    right = xs[-1] + width / 2 + 0.75
+    ax.text(right + 0.05, ys[-1] + 0.9, "tensor passed up", ha="left", va="center", fontsize=9.5, color="0.3")
+    for r, (_, _, shape, _) in enumerate(rows):
+        y = ys[r] + (0.62 if r + 1 < len(rows) else height / 2 + 0.2)
+        ax.text(right + 0.05, y, shape, ha="left", va="center", fontsize=10, family="monospace")
+    if tied:  # one matrix, read by the lookup at the bottom and by the softmax at the top
+        bar = xs[0] - width / 2 - 2.0
+        for r in (1, 4):
+            ax.plot([bar, xs[0] - width / 2], [ys[r], ys[r]], color="#1b7837", lw=1.5, ls=":")
+        ax.plot([bar, bar], [ys[1], ys[4]], color="#1b7837", lw=1.5, ls=":")
+        ax.text(bar - 0.1, (ys[1] + ys[4]) / 2, "tied:\n$W = E$\n$|V| \\times d$", ha="right", va="center",
+                fontsize=10.5, color="#1b7837")
+    ax.add_patch(Circle((xs[0] - 0.3, -0.45), 0.13, fc="#d95f02", ec="none"))
+    ax.text(xs[0] - 0.3, -0.45, "D", ha="center", va="center", color="white", fontsize=8, fontweight="bold")
+    ax.text(xs[0] - 0.1, -0.45, "dropout: on the connections between layers only, never on $(h, c)$ "
+            "from one step to the next", ha="left", va="center", fontsize=10)
+    ax.set_xlim(xs[0] - width / 2 - 2.9, right + 1.6)
+    ax.set_ylim(-0.75, ys[-1] + 1.15)
+    ax.axis("off")

@@ -1,0 +1,165 @@
+"""Figures of the short attention spans (chapter 03): the window and N-gram heads, where attention goes."""
+
+from __future__ import annotations
+
+import functools
+
+import matplotlib.pyplot as plt
+
+from mlm.plots.common import _head_box
+
+__all__ = ["window_head_diagram", "ngram_head_diagram", "window_heatmap", "attention_by_position"]
+
+
+def window_head_diagram(window: int = 3, ax=None):
+    """Daniluk et al.'s key-value-predict head (their Figure 1c) with the shape of every tensor: the LSTM
+    output of each step split into key, value and predict parts, the window of the previous ``window``
+    outputs, and the equations that turn them into the next-word distribution. Keys go down to the scores,
+    values up to the read. (Plain attention uses one vector as all three parts; key-value predicts from the
+    value.)"""
+    from matplotlib.patches import Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9.5, 6.5))
+    parts = [("$k$", "key", "#4C72B0"), ("$v$", "value", "#DD8452"), ("$p$", "predict", "#55A868")]
+    xs = [1.2 * i for i in range(window)] + [1.2 * window + 0.8]  # the window's columns, then the current step
+    names = [f"$h_{{t-{window - i}}}$" for i in range(window)] + ["$h_t$"]
+    ax.add_patch(Rectangle((xs[0] - 0.5, -0.75), xs[window - 1] - xs[0] + 1.0, 2.75, facecolor="0.94",
+                           edgecolor="0.6", ls="--", zorder=0))
+    ax.text(xs[0] - 0.45, 2.05, f"window $Y_t$ (L = {window} drawn)", fontsize=9, va="bottom")  # above the frame
+    for x, name in zip(xs, names):
+        for j, (symbol, _, color) in enumerate(parts):
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=color, edgecolor="white"))
+            ax.text(x, 0.5 * j + 0.25, symbol, ha="center", va="center", color="white", fontsize=10)
+        ax.text(x, -0.4, name, ha="center", va="center", fontsize=11)
+    for j, (_, word, color) in enumerate(parts):
+        ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, k)", va="center", fontsize=8, color=color)
+    ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3k),\nsplit in three (Eq. 11)", va="center", fontsize=8)
+
+    box = functools.partial(_head_box, ax)
+
+    def arrow(x0, y0, x1, y1, color="0.3", **kw):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": color, "lw": 1.3, **kw})
+
+    left = xs[0] - 0.5
+    score_y, read_y, merge_y, out_y = -1.9, 2.9, 4.1, 5.3
+    box(left - 0.6 + 3.4, score_y, r"$\alpha_t = \mathrm{softmax}(w^\top \tanh(W^Y K_t + W^h k_t\,\mathbf{1}^\top))$"
+        "   (batch, time, L)   Eq. 7-8", 6.8)
+    box(left - 0.6 + 2.7, read_y, r"$r_t = \sum_j \alpha_{t,j}\, v_{t-L+j}$   (batch, time, k)   Eq. 9", 5.4)
+    box(left + 5.2, merge_y, r"$h^*_t = \tanh(W^r r_t + W^x p_t)$   (batch, time, k)   Eq. 12", 5.6)
+    box(left + 5.2, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 5.6)
+    for x in xs[:window]:
+        arrow(x, 0.0, x, score_y + 0.38, parts[0][2])  # each key in the window is scored
+        arrow(x + 0.3, 0.75, x + 0.45, read_y - 0.38, parts[1][2])  # each value is read
+    arrow(xs[-1] - 0.3, 0.25, xs[-1] - 0.7, score_y + 0.38, parts[0][2])  # the current key asks
+    arrow(xs[-1], 1.5, xs[-1], merge_y - 0.38, parts[2][2])  # the current predict part
+    arrow(left - 0.3, score_y + 0.38, left - 0.3, read_y - 0.38)  # the weights
+    ax.text(left - 0.4, (score_y + read_y) / 2, r"$\alpha_t$", ha="right", va="center", fontsize=11)
+    arrow(left + 4.0, read_y + 0.34, left + 4.0, merge_y - 0.36)
+    arrow(left + 5.2, merge_y + 0.34, left + 5.2, out_y - 0.36)
+    ax.set_xlim(left - 1.0, xs[-1] + 3.3)
+    ax.set_ylim(score_y - 0.6, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title("Key-value-predict attention over a window (Daniluk et al. 2017, Figure 1c)", fontsize=11)
+    return ax
+
+
+def ngram_head_diagram(n: int = 4, ax=None):
+    """Daniluk et al.'s N-gram RNN head (their Figure 1d, Eq. 13) with the shape of every tensor: the LSTM
+    output of each step split into N-1 parts, and part j of the output j-1 steps back concatenated."""
+    from matplotlib.patches import Rectangle
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5))
+    parts = n - 1
+    colors = [plt.cm.viridis(0.15 + 0.7 * j / max(parts - 1, 1)) for j in range(parts)]
+    # white text on the dark parts, dark text on viridis' light yellow end
+    ink = ["0.1" if 0.299 * r + 0.587 * g + 0.114 * b > 0.6 else "white" for r, g, b, _ in colors]
+    xs = [1.3 * i for i in range(parts)]  # h_t .. h_{t-N+2}: newest on the left, so no arrows cross
+    for i, x in enumerate(xs):
+        back = i  # steps back
+        for j in range(parts):
+            used = j == back  # part j+1 of the output j steps back
+            ax.add_patch(Rectangle((x - 0.3, 0.5 * j), 0.6, 0.5, facecolor=colors[j], edgecolor="white",
+                                   alpha=1.0 if used else 0.25))
+            ax.text(x, 0.5 * j + 0.25, f"$h^{j + 1}$", ha="center", va="center", fontsize=10,
+                    color=ink[j] if used else "0.3")
+        ax.text(x, -0.35, "$h_t$" if back == 0 else f"$h_{{t-{back}}}$", ha="center", va="center", fontsize=11)
+    ax.annotate("", xy=(xs[-1] + 0.3, -0.62), xytext=(xs[0] - 0.3, -0.62),
+                arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 1.0})
+    ax.text(xs[0] - 0.4, -0.62, "further back", ha="right", va="center", fontsize=8, color="0.4")
+    ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
+            "faded parts serve other steps", va="center", fontsize=8)
+
+    box = functools.partial(_head_box, ax)
+
+    centre = (xs[0] + xs[-1]) / 2
+    cat_y, merge_y, out_y = 0.5 * parts + 1.2, 0.5 * parts + 2.4, 0.5 * parts + 3.6
+    stacked = "; ".join(["h^1_t"] + [f"h^{j + 1}_{{t-{j}}}" for j in range(1, parts)])
+    box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}k)", 4.6)
+    box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, k)   Eq. 13", 4.6)
+    box(centre, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 4.6)
+    for j, x in enumerate(xs):  # part j+1 of the output j steps back
+        # an arrow in the part's colour, from the top of its column to its own term of the box, whose order
+        # is the paper's: h^1_t first
+        ax.annotate("", xy=(centre + 0.6 * (j - (parts - 1) / 2), cat_y - 0.36), xytext=(x, 0.5 * parts + 0.05),
+                    arrowprops={"arrowstyle": "->", "color": colors[j], "lw": 1.6})
+    for y0, y1 in ((cat_y, merge_y), (merge_y, out_y)):
+        ax.annotate("", xy=(centre, y1 - 0.36), xytext=(centre, y0 + 0.34),
+                    arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.3})
+    ax.set_xlim(xs[0] - 1.9, xs[-1] + 2.6)
+    ax.set_ylim(-0.85, out_y + 0.5)
+    ax.set_axis_off()
+    ax.set_title(f"The {n}-gram RNN (Daniluk et al. 2017, Figure 1d)", fontsize=11)
+    return ax
+
+
+def window_heatmap(attention, inputs: list[str], targets: list[str], window: int, title: str = "", ax=None):
+    """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
+
+    ``attention`` is (steps, steps): row t holds the weights with which the word ``targets[t]`` is
+    predicted, put on the columns of the inputs whose outputs they read (inputs t-L .. t-1). Each cell
+    shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on uniform
+    (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
+    import numpy as np
+
+    weights = np.asarray(attention, dtype=float)
+    steps = weights.shape[0]
+    t, i = np.indices(weights.shape)
+    outside = (i >= t) | (i < t - window)  # the future, the current input, and what has left the window
+    slots = np.minimum(np.arange(steps), window)[:, None].clip(min=1)
+    ratio = np.log2(np.clip(weights * slots, 1e-6, None))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.22 * steps + 2.6, 0.22 * steps + 1.6))
+    ax.set_facecolor("0.85")
+    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="equal",
+                      interpolation="nearest")
+    ax.set_xticks(range(steps), inputs, rotation=90, fontsize=8)
+    ax.set_yticks(range(steps), targets, fontsize=8)
+    ax.set_xlabel("input whose output is read (grey: outside the window)")
+    ax.set_ylabel("word being predicted")
+    ax.set_title(title, fontsize=10)
+    bar = plt.colorbar(image, ax=ax, fraction=0.035, ticks=[-2, -1, 0, 1, 2])
+    bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"])
+    bar.set_label("weight / uniform weight of the row")
+    return ax
+
+
+def attention_by_position(curves: dict[str, list[float]], ax=None, title: str = ""):
+    """Mean attention weight per memory position (Tran et al.'s Figure 3), one line per model, on a log
+    scale so that weights far below uniform stay readable; uniform attention over the n slots is drawn."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    n = len(next(iter(curves.values())))
+    positions = list(range(-n, 0))
+    for i, (label, average) in enumerate(curves.items()):
+        ax.plot(positions, average, "-o", ms=3, color=f"C{i}", label=label)
+    ax.axhline(1 / n, color="k", ls="--", lw=1, label=f"uniform (1/{n})")
+    ax.set_yscale("log")
+    ax.set_xticks(positions[::2])
+    ax.set_xlabel("memory position (-1 = the current word)")
+    ax.set_ylabel("mean attention weight")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,146 @@
+"""What the reproduction reports (``reports/rNN_*.py``, Part II of the book) show, from stored runs only.
+
+Each report is the audit of one paper: its claims with the question each comparison asks and how each side
+was tuned (:func:`show_verdicts`, :func:`verdict_figure`), the paper's headline numbers beside the book's
+full-size runs as they land (:func:`show_full_size`), the stored runs seed by seed (:func:`show_seeds`), where
+and how they ran (:func:`show_provenance`), and what still waits for runs (:func:`show_waiting`). Nothing here
+trains; every table is computed from ``results/`` when the report executes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Sequence
+
+from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, show_markdown
+from mlm.evidence import MANIFESTS, paper_evidence, stored_claims
+from mlm.stored import StoredSetting, load_settings, machine_label
+
+COMPARISONS = {"cpu": "own protocol", "compare": "matched recipe", "tuned": "own protocol, both sides tuned",
+               "full": "full size"}
+
+
+def _side(claim: PaperClaim, row: Claim, model: bool) -> str:
+    names = PaperClaim.candidates(claim.model if model else claim.control)
+    chosen = row.model_run if model else row.control_run
+    return chosen or names[0] if len(names) == 1 else f"{chosen or '?'} of {len(names)}"
+
+
+def verdict_rows(chapter: str, results: str | Path = "../results") -> list[tuple[str, PaperClaim, Claim]]:
+    """Every claim of chapter ``chapter``'s paper with its row: ``(manifest, claim, row)``."""
+    return paper_evidence(chapter, results)
+
+
+def show_verdicts(chapter: str, results: str | Path = "../results", waiting: bool = False) -> list:
+    """Display the paper's claims as one table: the comparison (own protocol, matched recipe, tuned), the
+    runs, the question, how each side was tuned, the paper's pair and ours, and the verdict (with the side an
+    unequal trial handicaps). Claims still waiting for runs are left to :func:`show_waiting` unless
+    ``waiting``. Returns the ``(manifest, claim, row)`` shown."""
+    rows = [r for r in verdict_rows(chapter, results) if waiting or not awaits_runs(r[2])]
+    lines = ["| comparison | runs (model vs control) | question | how each side was tuned | the paper; ours | verdict |",
+             "|---|---|---|---|---|---|"]
+    for manifest, claim, row in rows:
+        runs = f"{claim.group}: {_side(claim, row, True)} vs {_side(claim, row, False)}"
+        lines.append("| " + " | ".join(markdown_cell(x) for x in (
+            COMPARISONS.get(manifest, manifest), runs, row.question or "–", row.tuning or "–",
+            row.evidence + (f" **{row.reason}**" if row.reason else ""))) + f" | **{row.label_text}** |")
+    show_markdown("\n".join(lines))
+    return rows
+
+
+def verdict_figure(rows: Sequence[tuple[str, PaperClaim, Claim]], title: str = ""):
+    """The decided rows of :func:`show_verdicts` as an interval plot (:func:`mlm.plots.interval_plot`), each
+    named by its comparison and runs."""
+    from mlm.plots import interval_plot
+
+    decided = [(m, c, r) for m, c, r in rows if r.decided and r.seeds]
+    labels = [f"{COMPARISONS.get(m, m)}: {_side(c, r, True)} vs {_side(c, r, False)}" for m, c, r in decided]
+    return interval_plot([r for _, _, r in decided], labels, title=title)
+
+
+def show_full_size(chapter: str, results: str | Path = "../results") -> list[Claim]:
+    """The paper's claims at its own full size (the ``full`` manifest): the paper's pair beside ours, which
+    reads *not run yet* until the runs are stored."""
+    from mlm.manifests import full
+
+    claims = [c for c in full.CLAIMS if c.chapter == chapter]
+    rows = stored_claims(claims, "full", results) if claims else []
+    lines = ["| claim | runs | the paper; ours at full size | verdict |", "|---|---|---|---|"]
+    lines += [f"| {markdown_cell(c.text)} | {c.group}: {c.model} vs {c.control} | {markdown_cell(r.evidence)} | "
+              f"**{r.label_text}** |" for c, r in zip(claims, rows)]
+    show_markdown("\n".join(lines) if rows else "The full-size manifest declares no claim of this paper.")
+    return rows
+
+
+def _settings(group: str, manifest: str, results: str | Path, runs: Sequence[str] | None = None):
+    from mlm.reproduce import load_manifest
+
+    specs = [s for s in load_manifest(manifest) if s.group == group and (runs is None or s.base in runs)]
+    if not specs:
+        raise ValueError(f"the manifest {manifest!r} has no run of group {group!r}"
+                         + (f" named {', '.join(runs)}" if runs else ""))
+    return load_settings(specs, results)
+
+
+def show_seeds(group: str, manifest: str, results: str | Path = "../results", runs: Sequence[str] | None = None):
+    """One line per stored seed of ``group`` (or of its ``runs``): best validation and test perplexity, the
+    best epoch of those run, and the machine. Returns the settings read."""
+    settings = _settings(group, manifest, results, runs)
+    lines = ["| run | seed | valid | test | best epoch / epochs run | machine |", "|---|---|---|---|---|---|"]
+    for name, setting in settings.items():
+        for seed, r in zip(setting.seeds, setting.results):
+            lines.append(f"| {name} | {seed} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | "
+                         f"{r['best_epoch']} / {r['epochs_run']} | {machine_label(r)} |")
+        if not setting.seeds:
+            lines.append(f"| {name} | – | not run yet | | | |")
+    show_markdown("\n".join(lines))
+    return settings
+
+
+def provenance_line(setting: StoredSetting) -> str:
+    """Where and how a setting's seeds ran: machines, device, precision, torch, threads, training minutes."""
+    if not setting.results:
+        return "not run yet"
+    results = setting.results
+    kinds = sorted(set(setting.machine_kinds()))
+    devices = sorted({r.get("device", "?") for r in results})
+    torch_versions = sorted({r.get("torch", "?") for r in results})
+    threads = sorted({str(r.get("threads", "?")) for r in results})
+    minutes = statistics.median(r.get("train_seconds", 0) / 60 for r in results)
+    return (f"{len(results)} seed{'s' if len(results) != 1 else ''}; {', '.join(kinds)}; "
+            f"{'/'.join(devices)}; torch {', '.join(torch_versions)}; threads {', '.join(threads)}; "
+            f"median {minutes:.0f} min of training")
+
+
+def show_provenance(groups: Sequence[tuple[str, str]], results: str | Path = "../results") -> str:
+    """A table of where every setting of the ``(group, manifest)`` pairs ran, and the command of its first seed
+    (``command.txt``), so that a researcher can rerun any of them."""
+    lines = ["| group / run | where and how | command of the first seed |", "|---|---|---|"]
+    for group, manifest in groups:
+        for name, setting in _settings(group, manifest, results).items():
+            command = ""
+            if setting.folders:
+                path = setting.folders[0] / "command.txt"
+                command = path.read_text().splitlines()[0] if path.is_file() else ""
+            lines.append(f"| {group}/{name} | {provenance_line(setting)} | `{markdown_cell(command) or '–'}` |")
+    return show_markdown("\n".join(lines))
+
+
+def show_waiting(chapter: str, results: str | Path = "../results") -> list:
+    """The paper's claims still waiting for runs, each with why and the command that trains them."""
+    waiting = [(m, c, r) for m, c, r in verdict_rows(chapter, results) if awaits_runs(r)]
+    if not waiting:
+        show_markdown("Every claim of this paper has its runs stored.")
+        return waiting
+    lines = []
+    for manifest, claim, row in waiting:
+        why = claim.pending or f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
+        lines.append(f"- *{COMPARISONS.get(manifest, manifest)}*: {claim.text} ({row.verdict}): {why}")
+    show_markdown("\n".join(lines))
+    return waiting
+
+
+def manifest_description(manifest: str) -> str:
+    """What a manifest's claims test, as the README says it."""
+    return MANIFESTS.get(manifest, manifest)
