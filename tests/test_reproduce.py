@@ -405,13 +405,28 @@ def test_full_manifest_has_three_seeds_where_a_claim_compares_two_runs():
     assert all(found == ([0, 1, 2] if key in compared else [None]) for key, found in seeds.items())
 
 
+def test_the_book_says_its_license_and_how_to_cite_it():
+    """The package declares MIT; LICENSE carries it, and CITATION.cff is valid YAML with what GitHub reads."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "LICENSE").read_text().startswith("MIT License")
+    citation = yaml.safe_load((root / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0" and citation["license"] == "MIT"
+    assert citation["title"] and citation["authors"] and citation["message"]
+    assert len(citation["references"]) == 7  # the six papers of the book and Xie et al.
+
+
 def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
     """results/README.md's claims table is what `python -m mlm table` makes of results/ (run it after adding runs);
     update_readme replaces only the block, and leaves a file without markers alone."""
     from mlm.evidence import pending_runs
-    from mlm.table import PENDING_BEGIN, PENDING_END, README_BEGIN, README_END, readme_block, readme_claims, update_readme
+    from mlm.table import (PAPERS_BEGIN, PAPERS_END, PENDING_BEGIN, PENDING_END, README_BEGIN, README_END, papers_block,
+                           readme_block, readme_claims, update_readme)
 
     root = Path(__file__).resolve().parents[1]
+    assert readme_block(root / "README.md", PAPERS_BEGIN, PAPERS_END) == papers_block(root / "results"), \
+        "README.md's table of papers is out of date: run `python -m mlm table` and commit it"
     assert readme_block(root / "results" / "README.md") == readme_claims(root / "results"), \
         "results/README.md's claims table is out of date: run `python -m mlm table` and commit it"
     assert readme_block(root / "results" / "README.md", PENDING_BEGIN, PENDING_END) == pending_runs(root / "results"), \
@@ -424,19 +439,19 @@ def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
     assert not update_readme(readme, "new") and readme.read_text() == "no block\n"
 
 
-def test_readme_states_the_cpu_campaigns_size_from_its_manifest():
-    """The README's `reproduce cpu` line gives the manifest's run count and CPU hours (every run, Kong's four models
-    included now that the dropout grid is stored; a copy counts as a run and takes no hours): a change to the
-    manifest that forgets the README fails here."""
+@pytest.mark.parametrize("manifest", ["cpu", "compare"])
+def test_commands_page_states_each_campaigns_size_from_its_manifest(manifest):
+    """docs/commands.md's `reproduce cpu` and `reproduce compare` lines give each manifest's run count and CPU
+    hours as its stored results list it (a copy counts as a run and takes no hours): a change to a manifest,
+    or a grid that has chosen, which forgets the page fails here."""
     import re
 
-    from mlm.manifests import cpu
-
     root = Path(__file__).resolve().parents[1]
-    line = next(l for l in (root / "README.md").read_text().splitlines() if "reproduce cpu --jobs" in l)
+    specs = rp.load_manifest(manifest, root / "results")
+    line = next(l for l in (root / "docs" / "commands.md").read_text().splitlines()
+                if f"reproduce {manifest} --jobs" in l)
     runs, hours = map(int, re.search(r"(\d+) runs, about (\d+) CPU hours", line).groups())
-    assert cpu.KONG_DROPOUT is not None and any(r.group == "cpu-kong2019-ptb" for r in cpu.RUNS)
-    assert runs == len(cpu.RUNS) and hours == round(rp.estimated_hours(cpu.RUNS)), line
+    assert runs == len(specs) and hours == round(rp.estimated_hours(specs)), line
 
 
 def test_bench_counts_scored_tokens_as_training_and_the_manifests_do(monkeypatch):
