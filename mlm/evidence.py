@@ -188,7 +188,8 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
         floors[group] = baseline["bigram_test"] if baseline else None
     rows = []
     for claim in claims:
-        common = dict(question=claim.question, tuning=claim.tuning, handicaps=claim.handicaps)
+        common = dict(question=claim.question, handicaps=claim.handicaps,
+                      tuning="; ".join(t for t in (claim.tuning, claim.unfair and f"unequal: {claim.unfair}") if t))
         if claim.pending:
             rows.append(Claim(claim.text, f"not run yet: {claim.pending}", NOT_RUN, **common))
             continue
@@ -199,7 +200,8 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
                              f"does not run in {claim.group!r}; its runs are {', '.join(stored)}")
         (model, model_how), (control, control_how) = choose(stored, claim.model), choose(stored, claim.control)
         tuning = "; ".join(t for t in (claim.tuning, model_how and f"model: {model_how}",
-                                       control_how and f"control: {control_how}") if t)
+                                       control_how and f"control: {control_how}",
+                                       claim.unfair and f"unequal: {claim.unfair}") if t)
         common["tuning"] = tuning
         reported, reported_change = _reported(claim)
         command = f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
