@@ -6,7 +6,13 @@ import matplotlib.pyplot as plt
 
 from mlm.plots.attentive import _log2_against_uniform
 
-__all__ = ["sampled_attention", "memory_attention_map", "memory_block_diagram"]
+__all__ = ["sampled_attention", "memory_attention_map", "memory_block_diagram", "memory_verdicts", "memory_seed_curves",
+           "RUN_LABELS"]
+
+RUN_LABELS = {  # the runs of chapter 04's comparisons, as a reader names them
+    "lstm": "LSTM", "lstm1": "1-layer LSTM", "lstm2": "2-layer LSTM", "lstm3": "3-layer LSTM",
+    "rm-tm-g": "RM(+tM-g)", "rmr-notm-g": "RMR(-tM-g)", "rmr-tm-g": "RMR(+tM-g)", "rm-notm-l": "RM(-tM-l)",
+}
 
 
 def sampled_attention(panels: dict, low: float = 1e-3, title: str = ""):
@@ -102,4 +108,43 @@ def memory_block_diagram(n: int = 15, d: int = 128):
             "RMR: a second LSTM in between", ha="right", va="center", fontsize=9.5, color="0.25")
     ax.set_title("The Memory Block between the LSTM and the softmax, at every step t", fontsize=11)
     fig.tight_layout()
+    return fig
+
+
+def memory_verdicts(rows, title: str = "", ax=None):
+    """The decided claims rows of Tran et al.'s paper (``(manifest, claim, row)`` as
+    :func:`mlm.evidence.paper_evidence` gives them) as an interval plot (:func:`mlm.plots.interval_plot`),
+    each named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"), and by its comparison ("own
+    protocol", "matched recipe") where the rows come from more than one manifest. Rows still waiting for runs
+    are left out, so the figure shows whatever is stored."""
+    from mlm.claims import awaits_runs
+    from mlm.plots.claims import interval_plot
+    from mlm.report import COMPARISONS
+
+    decided = [(manifest, claim, row) for manifest, claim, row in rows if row.seeds and not awaits_runs(row)]
+    several = len({manifest for manifest, _, _ in decided}) > 1
+    labels = [(f"{COMPARISONS.get(manifest, manifest)}: " if several else "")
+              + " vs ".join(RUN_LABELS.get(run, run) for run in (row.model_run or claim.model,
+                                                                  row.control_run or claim.control))
+              for manifest, claim, row in decided]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 0.55 * len(decided) + 1.4), layout="constrained")
+    return interval_plot([row for _, _, row in decided], labels, ax=ax, title=title)
+
+
+def memory_seed_curves(settings: dict, title: str = "", label=None):
+    """Report r04's learning curves: one panel per stored setting (``settings`` maps a run name to a
+    :class:`mlm.stored.StoredSetting`; settings with no seed are left out), one colour per seed, training
+    perplexity dashed and validation solid, a dot at each seed's best validation epoch
+    (:func:`mlm.plots.seed_curves`). ``label(run, setting)`` names a panel (default: :data:`RUN_LABELS`).
+    Returns the figure."""
+    from mlm.plots.common import seed_curves
+
+    label = label or (lambda run, setting: RUN_LABELS.get(run, run))
+    panels = {label(run, s): [s.metrics(i) for i in range(len(s.seeds))] for run, s in settings.items() if s.seeds}
+    axes = seed_curves(panels, ylim=(35, 400), ticks=(40, 60, 100, 150, 250, 400))
+    fig = axes[0].figure
+    fig.suptitle(title or "train (dashed) and validation (solid) perplexity, one colour per seed; a dot at each "
+                 "seed's best validation epoch", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
     return fig
