@@ -49,13 +49,15 @@ def show_verdicts(chapter: str, results: str | Path = "../results", waiting: boo
     return rows
 
 
-def verdict_figure(rows: Sequence[tuple[str, PaperClaim, Claim]], title: str = ""):
+def verdict_figure(rows: Sequence[tuple[str, PaperClaim, Claim]], title: str = "", names: dict[str, str] | None = None):
     """The decided rows of :func:`show_verdicts` as an interval plot (:func:`mlm.plots.interval_plot`), each
-    named by its comparison and runs."""
+    named by its comparison and runs (``names`` maps a run's name to the words the figure shows)."""
     from mlm.plots import interval_plot
 
+    names = names or {}
     decided = [(m, c, r) for m, c, r in rows if r.decided and r.seeds]
-    labels = [f"{COMPARISONS.get(m, m)}: {_side(c, r, True)} vs {_side(c, r, False)}" for m, c, r in decided]
+    labels = [f"{COMPARISONS.get(m, m)}: {names.get(r.model_run, _side(c, r, True))} vs "
+              f"{names.get(r.control_run, _side(c, r, False))}" for m, c, r in decided]
     return interval_plot([r for _, _, r in decided], labels, title=title)
 
 
@@ -113,12 +115,16 @@ def provenance_line(setting: StoredSetting) -> str:
             f"median {minutes:.0f} min of training")
 
 
-def show_provenance(groups: Sequence[tuple[str, str]], results: str | Path = "../results") -> str:
-    """A table of where every setting of the ``(group, manifest)`` pairs ran, and the command of its first seed
-    (``command.txt``), so that a researcher can rerun any of them."""
+def show_provenance(groups: Sequence[tuple[str, str]], results: str | Path = "../results",
+                    runs: Sequence[str] | None = None) -> str:
+    """A table of where every setting of the ``(group, manifest)`` pairs (only the settings ``runs``, if given)
+    ran, and the command of its first seed (``command.txt``), so that a researcher can rerun any of them."""
     lines = ["| group / run | where and how | command of the first seed |", "|---|---|---|"]
     for group, manifest in groups:
-        for name, setting in _settings(group, manifest, results).items():
+        settings = _settings(group, manifest, results)
+        for name, setting in settings.items():
+            if runs is not None and name not in runs:
+                continue
             command = ""
             if setting.folders:
                 path = setting.folders[0] / "command.txt"
