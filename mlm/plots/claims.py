@@ -1,4 +1,5 @@
-"""Figures of claims and measurements across families: the interval plot, history-cut curves."""
+"""Figures of claims and measurements across families: the interval plot, how often the rule gives each label
+(synthetic seeds), history-cut curves."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import torch
 
 from mlm.plots.common import _with_seeds
 
-__all__ = ["history_curves", "interval_plot"]
+__all__ = ["history_curves", "interval_plot", "label_rates", "LABEL_COLORS"]
 
 
 def history_curves(curves: dict, ax=None, title: str = "", styles: dict | None = None, legend: bool = True,
@@ -68,7 +69,42 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     ax.axvline(0, color="0.4", lw=1)
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()
-    ax.set_xlabel("change of test perplexity against the control (%): ours with its 95% interval; ◇ the paper")
+    widened = "; thin: widened for two kinds of machine" if any(row.machine for row in rows) else ""
+    ax.set_xlabel(f"change of test perplexity against the control (%): ours, with its 95% interval{widened}; "
+                  "◇ the paper")
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     return ax
+
+
+LABEL_COLORS = {"holds": "tab:green", "smaller gain": "yellowgreen", "no effect": "0.75", "worse": "tab:red",
+                "inconclusive": "tab:orange", "larger than reported: check the control": "tab:purple"}
+
+
+def label_rates(changes, panels: dict, paper: float | None = None, titles: list[str] | None = None):
+    """How often the rule gives each label against a true relative change: one panel per entry of ``panels``
+    ({key: one {label: share} per change in ``changes``}), the shares stacked so that each column sums to 1.
+    ``paper`` marks the paper's change (and twice it, where the flag starts); the grey band is the margin.
+    Returns the figure."""
+    from mlm.claims import LABELS, MARGIN
+
+    x = [100 * c for c in changes]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.9), sharey=True, squeeze=False)
+    for i, (ax, shares) in enumerate(zip(axes[0], panels.values())):
+        ax.stackplot(x, [[s[label] for s in shares] for label in LABELS], labels=LABELS,
+                     colors=[LABEL_COLORS[label] for label in LABELS], alpha=0.9)
+        ax.axvspan(-100 * MARGIN, 100 * MARGIN, facecolor="none", edgecolor="k", hatch="//", lw=0, alpha=0.4)
+        if paper is not None:
+            for where, text in ((paper, "the paper"), (2 * paper, "twice the paper")):
+                ax.axvline(100 * where, color="k", ls="--", lw=1)
+                ax.text(100 * where + 0.2, 1.01, text, fontsize=8, va="bottom")
+        ax.set_xlim(min(x), max(x))
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("true change of the model's perplexity (%)")
+        if titles:
+            ax.set_title(titles[i], fontsize=10, pad=14)
+    axes[0, 0].set_ylabel("share of trials given each label")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig

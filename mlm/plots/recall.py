@@ -1,22 +1,38 @@
-"""Figures of the key-value recall task (chapters 02-04 and 06): accuracy by distance."""
+"""Figures of the key-value recall task (chapters 00, 02-04 and 06): how the task is drawn, and accuracy by
+the distance Δ from the source to the critical token."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from mlm.plots.common import _with_seeds
 
-__all__ = ["recall_by_distance", "recall_spread_by_distance", "recall_panels"]
+__all__ = ["recall_by_distance", "recall_design", "recall_spread_by_distance", "recall_panels"]
+
+
+def recall_design(distance, position, ax=None, title: str = "Each distance is asked over a range of positions"):
+    """The recall task's questions as a 2-D histogram: the distance Δ from the source to the critical token
+    against the critical token's position in its line (``distance`` and ``position``, one entry per question).
+    Returns the axes."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    *_, image = ax.hist2d(distance, position, bins=[np.arange(1.5, 61, 1), np.arange(-0.5, 124, 4)], cmap="Greys")
+    ax.figure.colorbar(image, ax=ax, label="questions in the training lines")
+    ax.set_xlabel("distance Δ from the source to the critical token")
+    ax.set_ylabel("position of the critical token in its line")
+    ax.set_title(title, fontsize=10)
+    return ax
 
 
 def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, width: int = 5, ax=None,
                        title: str = ""):
-    """Accuracy on the critical tokens of the recall task against the distance d, one line per model.
+    """Accuracy on the critical tokens of the recall task against the distance Δ, one line per model.
 
     ``scores`` maps a label to a :class:`mlm.long_range.CriticalScores`; each point is a bin of
     ``width`` distances. ``chance`` draws the accuracy of a model that cannot see the source, and
-    ``reach`` ({label: d}) marks how far back a head can read (a window, a memory of n words).
+    ``reach`` ({label: Δ}) marks how far back a head can read (a window, a memory of n words).
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.8))
@@ -25,14 +41,14 @@ def recall_by_distance(scores: dict, chance: float, reach: dict | None = None, w
         ax.plot([(lo + hi) / 2 for lo, hi, *_ in rows], [acc for _, _, acc, _, _ in rows], "-o", ms=3,
                 color=f"C{i}", label=label)
         if reach and label in reach:
-            ax.axvline(reach[label] + 0.5, color=f"C{i}", lw=1, ls=":", label=f"{label}: reach d = {reach[label]}")
+            ax.axvline(reach[label] + 0.5, color=f"C{i}", lw=1, ls=":", label=f"{label}: reach Δ = {reach[label]}")
     return _recall_axes(ax, chance, width, title)
 
 
 def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=None, title: str = "",
                               styles: dict | None = None):
-    """Accuracy on the critical token against d for every family, the mean over seeds as a line and the
-    lowest and highest seed as a band; ``stored`` maps a label to :class:`mlm.table.StoredRecall`.
+    """Accuracy on the critical token against Δ for every family, the mean over seeds as a line and the
+    lowest and highest seed as a band; ``stored`` maps a label to :class:`mlm.stored.StoredRecall`.
     ``styles`` ({label: matplotlib line style}) tells families apart beyond their colour."""
     if ax is None:
         _, ax = plt.subplots(figsize=(11, 5))
@@ -50,9 +66,9 @@ def recall_spread_by_distance(stored: dict, chance: float, width: int = 5, ax=No
 def recall_panels(stored: dict, chance: float, reach: dict | None = None, reference: str | None = None,
                   width: int = 5, columns: int = 5, title: str = "", starts: list[int] | None = None):
     """Small multiples of the recall task: one panel per family (``stored`` maps a label to a
-    :class:`mlm.table.StoredRecall`), one line per seed, accuracy on the critical token against d in bins of
+    :class:`mlm.stored.StoredRecall`), one line per seed, accuracy on the critical token against Δ in bins of
     ``width`` (or bins that begin at ``starts``, so that a bin edge can fall at each reach). Every panel draws
-    chance (dashed), the family's reach where it has one (``reach``: {label: the largest d its head can
+    chance (dashed), the family's reach where it has one (``reach``: {label: the largest Δ its head can
     read}, a dotted line) and, in grey, the mean of the ``reference`` family (e.g. the plain LSTM) for
     comparison. Returns the figure."""
     import math
@@ -81,10 +97,10 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
     for ax in axes.flat[len(stored):]:
         ax.axis("off")
     for ax in axes[-1]:
-        ax.set_xlabel("distance d")
-    for i in range(max(len(stored), columns), axes.size):  # a panel above an empty one shows its own d axis
+        ax.set_xlabel("distance Δ")
+    for i in range(max(len(stored), columns), axes.size):  # a panel above an empty one shows its own Δ axis
         axes.flat[i - columns].tick_params(labelbottom=True)
-        axes.flat[i - columns].set_xlabel("distance d")
+        axes.flat[i - columns].set_xlabel("distance Δ")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
     handles, labels = axes.flat[1 if len(stored) > 1 else 0].get_legend_handles_labels()
@@ -103,7 +119,7 @@ def recall_panels(stored: dict, chance: float, reach: dict | None = None, refere
 def _recall_axes(ax, chance: float, width: int, title: str, legend_outside: bool = False):
     """The chance line, labels, limits and legend shared by the recall plots."""
     ax.axhline(chance, color="k", lw=1, ls="--", label=f"chance ({chance:.2f})")
-    ax.set_xlabel(f"distance d from the source to the critical token (bins of {width})")
+    ax.set_xlabel(f"distance Δ from the source to the critical token (bins of {width})")
     ax.set_ylabel("accuracy on the critical token")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, fontsize=10)
