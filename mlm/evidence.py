@@ -119,18 +119,21 @@ def shift_bound(shifts: Sequence[float], level: float = LEVEL) -> float:
 def machine_shift(kinds: Sequence[str], results: str | Path = "results") -> float:
     """The machine term of a claim whose runs used the kinds of machine ``kinds``: 0 for one kind; else, for
     each two kinds among them, :func:`shift_bound` of their measured pairs, or where fewer than three pairs
-    were measured the largest shift of one run seen between any two machines (a stand-in, larger than a
-    measured bound); the largest of these."""
+    were measured a stand-in as wide as the widest measured bound and at least the largest shift of one run
+    seen between any two machines; the largest of these."""
     kinds = sorted(set(kinds))
     if len(kinds) < 2:
         return 0.0
     pairs = machine_pairs(results)
-    fallback = max((abs(p.shift) for p in pairs), default=0.02)
-    terms = []
-    for i, a in enumerate(kinds):
-        for b in kinds[i + 1:]:
-            shifts = [p.shift if p.kinds == (a, b) else -p.shift for p in pairs if set(p.kinds) == {a, b}]
-            terms.append(shift_bound(shifts) if len(shifts) >= 3 else fallback)
+    measured = {}  # each two kinds with three pairs or more: their bound
+    for p in pairs:
+        key = tuple(sorted(p.kinds))
+        if key not in measured:
+            shifts = [q.shift if q.kinds == key else -q.shift for q in pairs if tuple(sorted(q.kinds)) == key]
+            measured[key] = shift_bound(shifts) if len(shifts) >= 3 else None
+    # not measured: as wide as the widest bound measured, and at least the largest shift of one run
+    fallback = max([abs(p.shift) for p in pairs] + [b for b in measured.values() if b is not None], default=0.02)
+    terms = [measured.get((a, b)) or fallback for i, a in enumerate(kinds) for b in kinds[i + 1:]]
     return max(terms)
 
 

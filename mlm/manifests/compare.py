@@ -82,6 +82,8 @@ FAMILY_SEEDS = {"lstm": (0, 1, 2, 3, 4), "tied-d128": (0, 1, 2, 3, 4),
 GRIDS = {"tied": tuple(f"tied-dropout{d}" for d in TIED_DROPOUTS),
          "vs-kn-tied": tuple(f"vs-kn-tied-gamma{g}" for g in VS_GAMMAS)}
 OFF_BUDGET = ("tied-d128", "lstm-h279")  # compared at equal width, not at the matched count
+# the fair trials' controls and grid points: the same models as the families at other settings
+FAIR_CONTROLS = ("lstm-lr0.5", "lstm-lr2.0", "lstm-h279", *GRIDS["tied"], *GRIDS["vs-kn-tied"])
 WIDTHS = {name: overrides.get("model.hidden_size", 128) for name, (overrides, _) in FAMILIES.items()}
 
 # how chapter 06 names each family
@@ -190,7 +192,8 @@ def row_label(claim: PaperClaim) -> str:
     in the family's name, cut to the part that differs ("key-value-predict, L = 1 vs L = 5"). A tuned side is
     named by its first candidate."""
     model, control = (PaperClaim.candidates(side)[0] for side in (claim.model, claim.control))
-    name, control = LABELS[model], LABELS[control]
+    tuned = ", both tuned" if not isinstance(claim.model, str) and not isinstance(claim.control, str) else ""
+    name, control = LABELS[model] + tuned, LABELS[control]
     if model == "lstm" or control in name or control == "LSTM":
         return name
     shared = os.path.commonprefix([name, control]).rpartition(", ")[0]  # the words before the last shared comma
@@ -232,13 +235,15 @@ def same_size_lstm(name: str) -> dict:
 
 
 def _bench_specs() -> tuple[list, dict]:
-    """``python -m mlm bench --manifest compare``: seed 0 of every family, then each head's same-size LSTM
-    (where it is not already a family of the group), so that a head's cost is read against both. Also
-    {family: the bench row of its same-size LSTM}."""
-    specs = [r for r in RUNS if r.seed == SEEDS[0]]
-    rows = {tuple(sorted(FAMILIES[n][0].items())): f"compare-ptb/{n}" for n in FAMILIES}
+    """``python -m mlm bench --manifest compare``: seed 0 of every family (the fair trials' tuned controls
+    are the same models at other settings: not timed again), then each head's same-size LSTM (where it is not
+    already a family of the group), so that a head's cost is read against both. Also {family: the bench row of
+    its same-size LSTM}."""
+    families = [n for n in FAMILIES if n not in FAIR_CONTROLS]
+    specs = [r for r in RUNS if r.seed == SEEDS[0] and r.base in families]
+    rows = {tuple(sorted(FAMILIES[n][0].items())): f"compare-ptb/{n}" for n in families}
     same_size = {}
-    for name in FAMILIES:
+    for name in families:
         plain = same_size_lstm(name)
         key = tuple(sorted(plain.items()))
         if key not in rows:
