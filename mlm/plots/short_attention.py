@@ -1,4 +1,5 @@
-"""Figures of the short attention spans (chapter 03): the window and N-gram heads, where attention goes."""
+"""Figures of the short attention spans (chapter 03 and report r03): the window and N-gram heads, where
+attention goes, and the stored runs of the paper's own protocol."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import matplotlib.pyplot as plt
 
 from mlm.plots.common import _head_box
 
-__all__ = ["window_head_diagram", "ngram_head_diagram", "window_heatmap", "attention_by_position"]
+__all__ = ["window_head_diagram", "ngram_head_diagram", "window_heatmap", "where_attention_goes",
+           "own_protocol_curves", "attention_by_position"]
 
 
 def window_head_diagram(window: int = 3, ax=None):
@@ -33,8 +35,8 @@ def window_head_diagram(window: int = 3, ax=None):
             ax.text(x, 0.5 * j + 0.25, symbol, ha="center", va="center", color="white", fontsize=10)
         ax.text(x, -0.4, name, ha="center", va="center", fontsize=11)
     for j, (_, word, color) in enumerate(parts):
-        ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, k)", va="center", fontsize=8, color=color)
-    ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3k),\nsplit in three (Eq. 11)", va="center", fontsize=8)
+        ax.text(xs[-1] + 0.4, 0.5 * j + 0.25, f"{word} (batch, time, d)", va="center", fontsize=8, color=color)
+    ax.text(xs[-1] + 0.4, 1.75, "LSTM output (batch, time, 3d),\nsplit in three (Eq. 11)", va="center", fontsize=8)
 
     box = functools.partial(_head_box, ax)
 
@@ -45,8 +47,8 @@ def window_head_diagram(window: int = 3, ax=None):
     score_y, read_y, merge_y, out_y = -1.9, 2.9, 4.1, 5.3
     box(left - 0.6 + 3.4, score_y, r"$\alpha_t = \mathrm{softmax}(w^\top \tanh(W^Y K_t + W^h k_t\,\mathbf{1}^\top))$"
         "   (batch, time, L)   Eq. 7-8", 6.8)
-    box(left - 0.6 + 2.7, read_y, r"$r_t = \sum_j \alpha_{t,j}\, v_{t-L+j}$   (batch, time, k)   Eq. 9", 5.4)
-    box(left + 5.2, merge_y, r"$h^*_t = \tanh(W^r r_t + W^x p_t)$   (batch, time, k)   Eq. 12", 5.6)
+    box(left - 0.6 + 2.7, read_y, r"$r_t = \sum_j \alpha_{t,j}\, v_{t-L+j}$   (batch, time, d)   Eq. 9", 5.4)
+    box(left + 5.2, merge_y, r"$h^*_t = \tanh(W^r r_t + W^x p_t)$   (batch, time, d)   Eq. 12", 5.6)
     box(left + 5.2, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 5.6)
     for x in xs[:window]:
         arrow(x, 0.0, x, score_y + 0.38, parts[0][2])  # each key in the window is scored
@@ -88,7 +90,7 @@ def ngram_head_diagram(n: int = 4, ax=None):
     ax.annotate("", xy=(xs[-1] + 0.3, -0.62), xytext=(xs[0] - 0.3, -0.62),
                 arrowprops={"arrowstyle": "->", "color": "0.5", "lw": 1.0})
     ax.text(xs[0] - 0.4, -0.62, "further back", ha="right", va="center", fontsize=8, color="0.4")
-    ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}k),\nsplit in {parts} parts of k;\n"
+    ax.text(xs[-1] + 0.5, 0.5 * parts / 2, f"LSTM output (batch, time, {parts}d),\nsplit in {parts} parts of d;\n"
             "faded parts serve other steps", va="center", fontsize=8)
 
     box = functools.partial(_head_box, ax)
@@ -96,8 +98,8 @@ def ngram_head_diagram(n: int = 4, ax=None):
     centre = (xs[0] + xs[-1]) / 2
     cat_y, merge_y, out_y = 0.5 * parts + 1.2, 0.5 * parts + 2.4, 0.5 * parts + 3.6
     stacked = "; ".join(["h^1_t"] + [f"h^{j + 1}_{{t-{j}}}" for j in range(1, parts)])
-    box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}k)", 4.6)
-    box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, k)   Eq. 13", 4.6)
+    box(centre, cat_y, f"$[{stacked}]$   (batch, time, {parts}d)", 4.6)
+    box(centre, merge_y, r"$h^*_t = \tanh(W^N [\,\cdots])$   (batch, time, d)   Eq. 13", 4.6)
     box(centre, out_y, r"$y_t = \mathrm{softmax}(W^* h^*_t + b)$   (batch, time, |V|)   Eq. 5", 4.6)
     for j, x in enumerate(xs):  # part j+1 of the output j steps back
         # an arrow in the part's colour, from the top of its column to its own term of the box, whose order
@@ -114,17 +116,22 @@ def ngram_head_diagram(n: int = 4, ax=None):
     return ax
 
 
-def window_heatmap(attention, inputs: list[str], targets: list[str], window: int, title: str = "", ax=None):
+def window_heatmap(alpha, inputs: list[str], targets: list[str], title: str = "", ax=None):
     """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
 
-    ``attention`` is (steps, steps): row t holds the weights with which the word ``targets[t]`` is
-    predicted, put on the columns of the inputs whose outputs they read (inputs t-L .. t-1). Each cell
-    shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on uniform
-    (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
+    ``alpha`` is (steps, L): row t holds the weights with which the word ``targets[t]`` is predicted, slot j
+    (oldest first) reading the output computed at input t - L + j. Each cell sits in the column of the input
+    it reads and shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on
+    uniform (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
     import numpy as np
 
-    weights = np.asarray(attention, dtype=float)
-    steps = weights.shape[0]
+    alpha = np.asarray(alpha, dtype=float)
+    steps, window = alpha.shape
+    weights = np.zeros((steps, steps))
+    for t in range(steps):
+        for j in range(window):
+            if 0 <= t - window + j:
+                weights[t, t - window + j] = alpha[t, j]
     t, i = np.indices(weights.shape)
     outside = (i >= t) | (i < t - window)  # the future, the current input, and what has left the window
     slots = np.minimum(np.arange(steps), window)[:, None].clip(min=1)
@@ -140,9 +147,60 @@ def window_heatmap(attention, inputs: list[str], targets: list[str], window: int
     ax.set_ylabel("word being predicted")
     ax.set_title(title, fontsize=10)
     bar = plt.colorbar(image, ax=ax, fraction=0.035, ticks=[-2, -1, 0, 1, 2])
-    bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"])
-    bar.set_label("weight / uniform weight of the row")
+    bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"], fontsize=8)
+    bar.set_label("weight / uniform weight of the row", fontsize=9)
     return ax
+
+
+def where_attention_goes(alpha, inputs: list[str], targets: list[str], by_position, title: str = ""):
+    """The look inside a trained window head, in two panels: the weights along the first ``len(inputs)``
+    steps of one article (:func:`window_heatmap`), and the mean weight of each window position over many
+    steps (``by_position``, oldest slot first; Daniluk et al.'s Figure 3b) against uniform. Returns the figure."""
+    from matplotlib.ticker import MaxNLocator
+
+    window = len(by_position)
+    fig, (heat_ax, mean_ax) = plt.subplots(1, 2, figsize=(11, 5.6), gridspec_kw={"width_ratios": [1.6, 1]})
+    window_heatmap(alpha, inputs, targets, title="one article, word by word", ax=heat_ax)
+    positions = list(range(-window, 0))
+    mean_ax.plot(positions, [float(w) for w in by_position], "-o", ms=4, color="C0", label="mean weight")
+    mean_ax.axhline(1 / window, color="k", lw=1, ls="--", label=f"uniform, 1/{window}")
+    mean_ax.set_ylim(0, 2.5 / window)
+    mean_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    mean_ax.set_xlabel("position in the window (-1: previous output)")
+    mean_ax.set_ylabel("mean attention weight")
+    mean_ax.set_title("every test step, by position", fontsize=10)
+    mean_ax.grid(alpha=0.3)
+    mean_ax.legend(fontsize=9, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(w_pad=4)
+    return fig
+
+
+def own_protocol_curves(panels: dict[str, list[list[dict]]], bigram: float, title: str = ""):
+    """Validation (solid) and training (dashed) perplexity by epoch of stored runs, one panel per setting and
+    one colour per seed (:func:`mlm.plots.seed_curves`), with the interpolated bigram's validation
+    perplexity of the same data as a dotted line: the level a control must get under before it can test
+    anything. Returns the figure."""
+    from matplotlib.lines import Line2D
+
+    from mlm.plots.common import seed_curves
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 0.6, 3.9), sharey=True, squeeze=False)
+    seed_curves(panels, axes=axes[0], ylim=(50, 450), ticks=(60, 100, 150, 200, 300, 400))
+    for ax in axes[0]:
+        ax.axhline(bigram, color="k", ls=":", lw=1.5)
+    seeds = max(len(s) for s in panels.values())
+    fig.legend([*(Line2D([], [], color=f"C{i}") for i in range(seeds)),
+                Line2D([], [], color="0.4", ls="--"), Line2D([], [], color="0.4", marker="o", ls=""),
+                Line2D([], [], color="k", ls=":")],
+               [*(f"seed {i}, validation" for i in range(seeds)), "training", "best validation epoch",
+                f"bigram counts, validation ({bigram:.1f})"], fontsize=9, loc="lower center", ncol=seeds + 3,
+               bbox_to_anchor=(0.5, 0))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig
 
 
 def attention_by_position(curves: dict[str, list[float]], ax=None, title: str = ""):

@@ -1,0 +1,353 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: jupyter,tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Report r03 — Daniluk et al. 2017: do split outputs and short windows beat the LSTM?
+#
+# The paper (ICLR 2017, Figure 2, on its 22.5M-word Wikipedia corpus) reports that attention over the last
+# $L$ outputs beats the LSTM, that splitting each output into key, value and predict parts beats it by 11%,
+# that a 4-gram RNN with no attention does as well, and that the window's length hardly matters.
+#
+# Every one of the book's rows reads *inconclusive* today. Under one shared recipe on PTB, key-value-predict and the
+# 4-gram RNN gain about 2% in every seed, but their intervals, widened for two kinds of machine, reach into
+# the ±1% margin; the window heads without the predict part gain nothing measurable; and $L = 1$ and
+# $L = 15$ cannot be told from $L = 5$. Under the paper's own recipe at a third of its widths the LSTM
+# control never beat the bigram count model, most likely because early stopping ended two of its seeds
+# early. The retrained control (patience 6) and the same-width LSTM are listed under *What waits*.
+
+# %% tags=["parameters"]
+results_dir = "../results"
+
+# %%
+import statistics
+
+import matplotlib.pyplot as plt
+import torch
+
+import mlm
+from mlm.claims import relative_change, show_markdown
+from mlm.evidence import group_baseline
+from mlm.manifests.recall import FAMILY_RUNS
+from mlm.plots import own_protocol_curves, recall_panels
+from mlm.report import (provenance_line, show_full_size, show_provenance, show_seeds, show_verdicts, show_waiting,
+                        verdict_figure)
+from mlm.reproduce import load_manifest
+from mlm.stored import load_stored_recall, read_json
+
+# %% [markdown]
+# ## 1. The verdicts
+#
+# Three sets of runs ask three questions. The **own protocol** rows keep the recipe the paper states (Adam at
+# 0.001, batches of 64, 20 steps of backpropagation, the state reset between articles) on WikiText-2 with the
+# 10,000 most frequent words, at a third of the paper's widths, with early stopping after three epochs
+# without improvement (at most 20) and no dropout, neither of which the paper gives. The **matched recipe**
+# rows give every family about 2.70M parameters under one schedule (Tran et al.'s SGD, no dropout) on PTB
+# sentences. The **tuned** rows retrain the own protocol with a patience of six epochs.
+
+# %%
+rows = show_verdicts("03", results_dir)
+verdict_figure([row for row in rows if row[0] == "compare"],
+               title="The matched recipe's rows: our change with its 95% interval, ◇ the paper")
+plt.show()
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+assert rows and all(r.verdict == "inconclusive" for _, _, r in rows), [r.verdict for _, _, r in rows]  # the summary
+
+# %% [markdown]
+# The figure draws the matched rows only; the own-protocol rows are *inconclusive* whatever their interval,
+# because their control did not beat counting (section 3), and their spread would hide the others. Read a
+# matched row by its relative change, not its perplexities: the paper's are on its own corpus (a 77k
+# vocabulary, 47M parameters), ours on PTB at 2.70M. Where a claim's two sides ran on different kinds of
+# machine the interval is widened by the measured machine shift (the thin bar ends); on the matched rows that
+# widening alone keeps key-value-predict from *smaller gain* (section 4).
+
+# %% [markdown]
+# ## 2. Full size
+
+# %%
+show_full_size("03", results_dir);
+
+# %% [markdown]
+# ## 3. The paper's own protocol on WikiText-2 (`cpu-daniluk2017-wt2`)
+#
+# Each head runs at the window the paper found best for it (Figure 2c): $L = 10$ for attention and key-value,
+# $L = 5$ for key-value-predict. The heads have 1% to 28% more parameters than the LSTM at these widths.
+# Attention and key-value at $L = 10$ have one seed each: with the control below the bigram, no seed of a
+# head could change a verdict.
+
+# %%
+own = show_seeds("cpu-daniluk2017-wt2", "cpu", results_dir)
+own_specs = [s for s in load_manifest("cpu") if s.group == "cpu-daniluk2017-wt2"]
+bigram = group_baseline(own_specs, results_dir)
+print(f"interpolated bigram of the same tokens: validation {bigram['bigram_valid']:.1f}, test {bigram['bigram_test']:.1f}")
+shown = {"LSTM": "lstm", "key-value-predict, L = 5": "kvp-L5", "4-gram RNN": "ngram4"}
+own_protocol_curves({label: [own[run].metrics(i) for i in range(len(own[run].seeds))] for label, run in shown.items()},
+                    bigram["bigram_valid"], title="Own protocol: validation stays above the bigram's in every run")
+plt.show()
+
+# %% [markdown]
+# No run beats counting: every best validation and every test perplexity lies above the interpolated
+# bigram's. The LSTM, the control of every claim here, scores 190.2 on average against the bigram's 150.4,
+# so the rule reads its rows *inconclusive*: a control no better than word-pair counts has not learned what
+# a memory head could add to.
+#
+# The referee's reading is that this control is a **stopping artefact**, not a size problem. Its seeds 0 and
+# 1 reached their best validation at epoch 3 and were stopped by the patience of three at epoch 6. Seed 2,
+# whose validation swung up and down without three bad epochs in a row, ran all 20 epochs, reached its best
+# at epoch 18 (166.2 against the bigram's 162.5) and a test perplexity of 151.0 against the bigram's 150.4.
+# Training perplexity kept falling in every run. The tuned manifest retrains every setting with a patience of
+# six, on a GPU; until it lands, these rows test nothing.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+lstm = own["lstm"]
+assert [round(v, 1) for v in (bigram["bigram_valid"], bigram["bigram_test"])] == [162.5, 150.4], bigram
+assert round(statistics.fmean(lstm.values("test_ppl")), 1) == 190.2
+assert lstm.values("best_epoch")[:2] == [3, 3] and lstm.values("epochs_run")[:2] == [6, 6], lstm.results
+assert lstm.values("best_epoch")[2] == 18 and lstm.values("epochs_run")[2] == 20
+assert round(lstm.values("best_valid_ppl")[2], 1) == 166.2 and round(lstm.values("test_ppl")[2], 1) == 151.0
+assert all(v > bigram["bigram_valid"] for s in own.values() for v in s.values("best_valid_ppl"))
+assert all(v > bigram["bigram_test"] for s in own.values() for v in s.values("test_ppl"))
+assert all(s.metrics(i)[-1]["train_ppl"] < min(s.values("best_valid_ppl")) for s in own.values() for i in range(len(s.seeds)))
+assert len(own["attention-L10"].seeds) == len(own["kv-L10"].seeds) == 1
+sizes = {name: s.results[0]["parameters"] for name, s in own.items()}
+assert [round(100 * (min(v for n, v in sizes.items() if n != "lstm") / sizes["lstm"] - 1)),
+        round(100 * (max(sizes.values()) / sizes["lstm"] - 1))] == [1, 28], sizes  # "1% to 28% more"
+
+# %% [markdown]
+# ### The paper's widths
+#
+# The paper sets each model's LSTM width so that all have about the same parameter count: 300 for the LSTM,
+# 296 for attention, 560 for key-value, 834 for key-value-predict, 564 to 1,120 for the 2- to 5-gram RNNs
+# (Figure 2b-c), and reports 23.9M parameters without word vectors for all of them. Counted with its 77k-word
+# vocabulary (the models built without memory, on PyTorch's `meta` device):
+
+# %%
+counts, widths = {}, {}
+for name in ("lstm", "attention-L5", "kv-L5", "kvp-L5", "ngram2", "ngram3", "ngram4", "ngram5"):
+    with torch.device("meta"):
+        m = mlm.build_model(mlm.get_preset(f"daniluk2017-wt2-{name}", "full"), vocab_size=77_000)
+    counts[name] = (sum(p.numel() for p in m.parameters()) - m.embedding.weight.numel()) / 1e6
+    widths[name] = m.hidden_size
+    print(f"{name:<13} LSTM {m.hidden_size:>4}, softmax input {m.decoder.in_features:>3}: "
+          f"{counts[name]:.1f}M parameters without word vectors")
+
+# %% [markdown]
+# The LSTM, attention and key-value fit the 23.9M; key-value-predict (25.6M) and every N-gram RNN (28.3M to
+# 45.8M) do not. The cause is in the paper's own shapes: $W^N$ makes the softmax read a part of
+# width/$(N-1)$ units, and the wider LSTMs cost more than the narrower softmax saves. The book's 4-gram RNN
+# is 969 wide, since 968 does not split into three parts.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+assert all(abs(counts[n] - 23.9) < 0.06 for n in ("lstm", "attention-L5", "kv-L5")), counts
+assert round(counts["kvp-L5"], 1) == 25.6 and min(counts[f"ngram{n}"] for n in (2, 3, 4, 5)) == counts["ngram5"]
+assert round(counts["ngram5"], 1) == 28.3 and round(counts["ngram2"], 1) == 45.8, counts
+assert list(widths.values()) == [300, 296, 560, 834, 564, 786, 969, 1120], widths  # the paper's, 969 for its 968
+
+# %% [markdown]
+# ## 4. The matched recipe on PTB (`compare-ptb`)
+#
+# Every family at about 2.70M parameters, under Tran et al.'s SGD schedule without dropout, on PTB sentences,
+# so that a window never reaches past the start of its sentence. The LSTM control has five seeds.
+
+# %%
+matched = show_seeds("compare-ptb", "compare", results_dir,
+                     runs=["lstm", "window-L5", "kv-L5", "kvp-L5", "ngram4", "lstm-h279"])
+changes = {run: relative_change(matched[run].values("test_ppl"), matched["lstm"].values("test_ppl"))
+           for run in ("window-L5", "kv-L5", "kvp-L5", "ngram4")}
+for run, (change, low, high) in changes.items():
+    print(f"{run:<10} {change:+.1%} (95% interval of the seeds alone {low:+.1%} to {high:+.1%})")
+
+# %% [markdown]
+# Key-value-predict and the 4-gram RNN beat the LSTM in every seed, by about a fifth of the paper's 11%:
+# -2.3% and -2.0%. On the seeds alone key-value-predict's interval clears the margin; the machine term
+# (±1.2%, from the same command rerun on another kind of machine) takes it back inside. The paper's main
+# finding reappears: the 4-gram RNN, which attends to nothing, does as well as key-value-predict, each mean
+# lying inside the other's interval (a reading of two intervals; the rule has no label for "alike").
+# Window attention and key-value gain nothing measurable (+0.2% and -0.1%), against the paper's 3.5% and 7.3%.
+#
+# **The same-width LSTM.** The key-value-predict and 4-gram LSTMs are 279 wide against the control's 128,
+# so part of their gain may be width rather than the head. The 279-wide LSTM without a head (3.9M parameters)
+# separates the two; its rows read *not run yet* until its three seeds are stored.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+lstm_ptb = matched["lstm"].values("test_ppl")
+assert len(lstm_ptb) == 5
+assert [round(100 * changes[r][0], 1) for r in ("kvp-L5", "ngram4", "window-L5", "kv-L5")] == [-2.3, -2.0, 0.2, -0.1]
+assert all(max(matched[r].values("test_ppl")) < min(lstm_ptb) for r in ("kvp-L5", "ngram4")), "every seed"
+assert changes["kvp-L5"][2] < -0.01 < changes["kvp-L5"][2] + 0.012, changes["kvp-L5"]  # the machine term takes it back
+assert all(0.15 < changes[r][0] / p < 0.25 for r, p in (("kvp-L5", -0.110), ("ngram4", -0.109)))  # "a fifth"
+kvp_c, ngram_c = changes["kvp-L5"], changes["ngram4"]
+assert kvp_c[1] < ngram_c[0] < kvp_c[2] and ngram_c[1] < kvp_c[0] < ngram_c[2]
+machine_terms = {r.machine for m, c, r in rows if m == "compare"}
+assert {round(t, 3) for t in machine_terms if t} == {0.012}, machine_terms
+
+# %% [markdown]
+# ### The window retrained
+#
+# The short-span claim is about the window itself. In the paper (Figure 2a) key-value-predict retrained with
+# a window of one output scores 76.1 against 75.8 with five, and with fifteen 75.8 again. The book retrains
+# its matched key-value-predict model with $L = 1$ and $L = 15$; the window adds no parameters, so the models
+# differ in $L$ alone.
+
+# %%
+windows = show_seeds("compare-ptb", "compare", results_dir, runs=["kvp-L1", "kvp-L5", "kvp-L15"])
+for run in ("kvp-L1", "kvp-L15"):
+    change, low, high = relative_change(windows[run].values("test_ppl"), windows["kvp-L5"].values("test_ppl"))
+    print(f"{run} against kvp-L5: {change:+.1%} (seeds alone {low:+.1%} to {high:+.1%})")
+
+# %% [markdown]
+# Neither change is distinguishable from none: -0.3% for one slot, +0.6% for fifteen, as the paper found. But
+# both claims are claims of *no effect*, and that label needs the interval inside ±1%: the seeds of one window
+# alone lie 1.1% ($L = 1$) and 1.4% ($L = 15$) apart, so three seeds a side cannot tell a change under 1% from
+# none, and the rule reads both *inconclusive*.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+base = windows["kvp-L5"].values("test_ppl")
+for run, pct, apart in (("kvp-L1", -0.3, 1.1), ("kvp-L15", 0.6, 1.4)):
+    seeds = windows[run].values("test_ppl")
+    assert round(100 * relative_change(seeds, base)[0], 1) == pct, (run, seeds)
+    assert round(100 * (max(seeds) - min(seeds)) / statistics.fmean(base), 1) == apart, (run, seeds)
+assert all(r.verdict == "inconclusive" for m, c, r in rows if m == "compare" and c.control == "kvp-L5")
+
+# %% [markdown]
+# ## 5. Diagnostics
+#
+# ### Where the stored window heads attend
+#
+# Each stored $L = 10$ head of the own protocol was probed after training: the mean weight of each window
+# position over the test set, and the test perplexity with the window cut at evaluation to its $m$ most recent
+# slots (without retraining).
+
+# %%
+probe_rows = ["| run | mean weight by position, oldest → newest | weight beyond the last 5 | test perplexity, window cut to m = 1, 2, 3, 5, 10 |",
+              "|---|---|---|---|"]
+probes = {}
+for run in ("attention-L10", "kv-L10"):
+    probes[run] = read_json(own[run].folders[0] / "analysis.json")
+    profile, cut = probes[run]["profile"], probes[run]["test_ppl_by_window"]
+    probe_rows.append(f"| {run} | {' '.join(f'{w:.3f}' for w in profile['weight_by_slot'])} | "
+                      f"{profile['mass_beyond_5']:.0%} | {', '.join(f'{cut[m]:.1f}' for m in ('1', '2', '3', '5', '10'))} |")
+show_markdown("\n".join(probe_rows));
+
+# %% [markdown]
+# Both heads lean a little on the most recent outputs but keep about half their weight beyond the last five,
+# and cutting the window to five slots moves their test perplexity by under 1%. These heads belong to runs
+# that did not beat the bigram, so the probe describes weakly trained models; chapter 03 shows the same
+# near-flat profile in its reduced run.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+for run, p in probes.items():
+    slots = p["profile"]["weight_by_slot"]
+    assert slots[-1] == max(slots) and 0.4 < p["profile"]["mass_beyond_5"] < 0.6, (run, slots)
+    cut = p["test_ppl_by_window"]
+    assert abs(cut["5"] / cut["10"] - 1) < 0.01, (run, cut)
+
+# %% [markdown]
+# ### Recall at a distance
+#
+# The key-value recall task (chapter 00) asks for the value that followed the same key $\Delta$ words earlier;
+# a model that cannot see the source is at chance, 0.10. A window of $L$ outputs holds the source's output
+# while $\Delta \le L + 1$, the 4-gram RNN's head while $\Delta \le 3$: each head's **reach**. Three seeds of
+# each family, an LSTM of 64 units (66 where the output splits in three), Adam at 0.01 for 15 epochs, $L = 5$.
+# The LSTM reads each line whole; the heads keep the paper's protocol, 20-step segments, so they take more,
+# shorter updates (the table).
+
+# %%
+FAMILIES = {"LSTM": None, "window attention, L = 5": 6, "key-value, L = 5": 6, "key-value-predict, L = 5": 6,
+            "4-gram RNN": 3}  # label -> reach: a window of L outputs reads delta <= L + 1, the 4-gram RNN delta <= 3
+recall = load_stored_recall({label: FAMILY_RUNS[label] for label in FAMILIES}, results_dir)
+chance = recall["LSTM"].extras[0]["chance"]
+lines = ["| family | accuracy, all Δ (per seed) | within reach | beyond reach | parameters | updates |",
+         "|---|---|---|---|---|---|"]
+for label, entry in recall.items():
+    reach = FAMILIES[label]
+    cells = [[s.accuracy for s in entry.scores]] + ([entry.within(0, reach), entry.within(reach + 1)] if reach else [[], []])
+    lines.append(f"| {label} | " + " | ".join(" ".join(f"{a:.2f}" for a in c) or "–" for c in cells)
+                 + f" | {entry.results[0]['parameters']:,} | {entry.results[0]['updates']:,} |")
+show_markdown("\n".join(lines))
+recall_panels(recall, chance, {k: v for k, v in FAMILIES.items() if v}, reference="LSTM", columns=3,
+              starts=[2, 4, *range(7, 61, 5)], title="Recall by distance Δ (bins 2-3, 4-6, then five wide); grey: the LSTM's mean")
+plt.show()
+
+# %% [markdown]
+# Every head recalls less than the LSTM on average over its seeds: window attention about 0.37, the split
+# heads and the 4-gram RNN about 0.2, with seeds near chance among them. Do the heads at least use their
+# reach? Questions asked at the same positions of a line (10 to 59), within each head's reach and just beyond:
+
+# %%
+def pooled(entry, low, high, first=10, last=60):
+    """Accuracy over every seed's critical tokens with low <= delta <= high, asked at positions first .. last-1."""
+    cells = [s.table([low, high + 1], [first, last])[0][0] for s in entry.scores]  # (accuracy, count) per seed
+    count = sum(n for _, n in cells)
+    return sum(a * n for a, n in cells if n) / count, count
+
+
+near_far = {label: (pooled(entry, 2, FAMILIES[label] or 6), pooled(entry, (FAMILIES[label] or 6) + 1, 20))
+            for label, entry in recall.items()}
+lines = ["| family | within reach | reach < Δ ≤ 20 | difference | questions |", "|---|---|---|---|---|"]
+for label, ((near, n_near), (far, n_far)) in near_far.items():
+    se = [(a * (1 - a) / n) ** 0.5 for a, n in ((near, n_near), (far, n_far))]
+    lines.append(f"| {label} | {near:.2f} ± {se[0]:.2f} | {far:.2f} ± {se[1]:.2f} | {near - far:+.2f} | {n_near} / {n_far} |")
+show_markdown("\n".join(lines));
+
+# %% [markdown]
+# No head recalls better within its reach than beyond it by more than its standard errors (the LSTM's row
+# splits at $\Delta = 6$): the values the heads recall come mostly through the LSTM's state. The LSTM itself does
+# about 0.08 worse at $\Delta \le 6$ than beyond, so the heads' differences could hide a small benefit of
+# reach. The gap to the LSTM mixes the head with the 20-step cut, and the split heads' softmax reads a part of
+# 32 or 22 units instead of 64; these runs do not separate the causes.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+mean = {label: statistics.fmean(s.accuracy for s in entry.scores) for label, entry in recall.items()}
+heads = [label for label in FAMILIES if label != "LSTM"]
+assert all(len(entry.seeds) == 3 for entry in recall.values())
+assert all(mean[label] < mean["LSTM"] - 0.1 for label in heads), mean
+assert 0.3 < mean["window attention, L = 5"] < 0.45 and all(0.12 < mean[label] < 0.26 for label in heads[1:]), mean
+assert all(min(s.accuracy for s in recall[label].scores) < 1.6 * chance for label in heads[1:]), "seeds near chance"
+assert all(near_far[label][0][0] < near_far[label][1][0] + 0.05 for label in heads), near_far
+assert -0.12 < near_far["LSTM"][0][0] - near_far["LSTM"][1][0] < -0.04, near_far["LSTM"]  # "about 0.08 worse"
+assert all(e.results[0]["updates"] > 3 * recall["LSTM"].results[0]["updates"] for e in recall.values()
+           if e is not recall["LSTM"])
+assert round(chance, 2) == 0.10
+
+# %% [markdown]
+# ## 6. Dead ends
+#
+# - **Cutting the window of a trained model at evaluation** (the probe of section 5). A model trained with 15 slots and shown fewer meets short windows it saw in training only at
+#   an article's first steps, so the loss mixes what the older slots carried with that distribution shift.
+#   It cannot say whether recent outputs carry more; retraining $L$ (section 4) can, and replaced it.
+# - **One epoch on articles cut to 1,000 tokens** (`daniluk2017-wt2-medium`): too short for any model to
+#   settle; kept as a record, read by no verdict.
+# - **Early stopping after three bad epochs** on WikiText-2 without dropout (section 3): it stopped two of
+#   the three control seeds while validation was still swinging. The tuned manifest doubles the patience.
+
+# %% [markdown]
+# ## 7. Provenance
+
+# %%
+show_provenance([("cpu-daniluk2017-wt2", "cpu")], results_dir);
+
+# %%
+compare_runs = ["lstm", "window-L5", "kv-L5", "kvp-L5", "ngram4", "kvp-L1", "kvp-L15", "lstm-h279"]
+show_markdown("\n".join(["| compare-ptb / run | where and how |", "|---|---|"]
+                        + [f"| {run} | {provenance_line(s)} |" for run, s in
+                           {**matched, **windows}.items() if run in compare_runs]));
+
+# %% [markdown]
+# ## 8. What waits
+
+# %%
+show_waiting("03", results_dir);
