@@ -51,7 +51,8 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     which a change does not count. Rows still waiting for runs are left out."""
     from mlm.claims import MARGIN, awaits_runs, relative_change
 
-    kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row)]
+    kept = [(row, label) for row, label in zip(rows, labels) if row.seeds and not awaits_runs(row)
+            and min(len(row.seeds[0]), len(row.seeds[1])) >= 2]  # an interval needs two seeds a side
     rows, labels = [row for row, _ in kept], [label for _, label in kept]
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.2))
