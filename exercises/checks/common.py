@@ -90,10 +90,16 @@ def expect_pair(value, what: str):
 
 
 def max_diff(a, b) -> float:
-    """Largest absolute difference of two tensors (0 for empty ones), in float64."""
+    """Largest absolute difference of two tensors (0 for empty ones), in float64; infinite where the shapes
+    differ or where one holds NaN or inf and the other not the same (so no comparison passes on them)."""
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape:
+        return math.inf
     if a.numel() == 0:
         return 0.0
-    return (a.detach().double() - b.detach().double()).abs().max().item()
+    a, b = a.detach().double(), b.detach().double()
+    same = (a == b) | (a.isnan() & b.isnan())
+    diff = torch.where(same, torch.zeros_like(a), (a - b).abs())
+    return float(diff.nan_to_num(nan=math.inf).max())
 
 
 def finite(t: torch.Tensor) -> bool:
