@@ -124,6 +124,15 @@ def without_written_answers(source: str) -> str | None:
     return "".join(lines[:start] + ["\n"] * (end - start) + lines[end:])
 
 
+def read_submission(path: Path) -> str:
+    """The Python of a submission: the file, or a notebook's set-up and answer cells (:mod:`exercises.notebooks`)."""
+    if path.suffix == ".ipynb":
+        from exercises.notebooks import graded_source
+
+        return graded_source(path)
+    return path.read_text(encoding="utf-8")
+
+
 def _outcome(check: Check, module: RemoteModule) -> tuple[str, str]:
     """("pass" | "fail", hint) of one check, run here on the proxy of the submission."""
     try:
@@ -149,14 +158,14 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     assignment = REGISTRY[assignment_id]
     report = Report(assignment_id, Path(path).resolve())
     try:
-        source = report.path.read_text(encoding="utf-8")
+        source = read_submission(report.path)
         try:
             tree = parse(source)
         except SyntaxError:
             source = without_written_answers(source) or source
             tree = parse(source)
             report.note = "your written answers are not valid Python (start each line with #): graded without them"
-    except (SyntaxError, UnicodeDecodeError, OSError) as exc:
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError) as exc:
         report.problem, report.unreadable = f"your file could not be read: {exc}", True
         report.results = [Result(c, "fail", "not graded: the file could not be read") for c in assignment.checks]
         return report

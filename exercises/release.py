@@ -107,10 +107,6 @@ def build_student_release(target: Path) -> None:
     write_templates(target / "exercises")
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
     (target / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
-    for curve in sorted((ROOT / "results" / "compare-ptb").glob("*/seed*/history.json")):  # exercise 06, Q3
-        copy = target / curve.relative_to(ROOT)
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(curve, copy)
     guide = (EXERCISES_DIR / "README.md").read_text(encoding="utf-8")
     if "\n## For teachers" not in guide:
         raise ValueError("exercises/README.md has no '## For teachers' heading: the release would ship that part")

@@ -101,7 +101,7 @@ class Session:
     def start(self) -> None:
         protect_self()
         self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
-        for name in ("sandbox.py", "seccomp.py"):
+        for name in ("sandbox.py", "confine.py"):
             shutil.copy(HERE / name, self.folder / name)
         (self.folder / "submission.py").write_text(self.source, encoding="utf-8")
         for path in (self.folder, *self.folder.iterdir()):

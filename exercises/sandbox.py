@@ -12,6 +12,8 @@ two apply):
   ``exercises``, and importing them is refused;
 * regular files cannot grow (``RLIMIT_FSIZE`` = 0);
 * run as root, it becomes ``nobody``;
+* Landlock lets it read only the standard library, torch, numpy and its own folder: the book's code, the
+  solutions and the other submissions are out of reach, by whatever path (:mod:`exercises.confine`);
 * a seccomp filter refuses every system call that writes to the file system or signals, traces or reads the
   memory of another process (``kill`` of the grader, ``ptrace``, ``open`` for writing, ``unlink``...).
 
@@ -234,8 +236,9 @@ def opaque(type_name: str) -> Opaque:
 # ----------------------------------------------------------------------------- the child process
 
 
-def _shut(allowed_paths: list[str]) -> str:
-    """Shut what the submission does not need, before it is loaded; returns what could not be shut."""
+def _shut(allowed_paths: list[str], readable: list[str]) -> str:
+    """Shut what the submission does not need, before it is loaded; returns what could not be shut.
+    ``readable``: the only folders it may read from then on."""
     missing = []
     try:
         import resource
@@ -253,10 +256,14 @@ def _shut(allowed_paths: list[str]) -> str:
             os.setuid(65534)
         except OSError:
             missing.append("dropping root")
-    try:
-        import seccomp
+    import confine
 
-        seccomp.install(os.getpid())
+    try:
+        confine.landlock(readable)
+    except Exception as exc:  # noqa: BLE001 -- no Landlock in this kernel: say so, go on
+        missing.append(f"Landlock ({exc})")
+    try:
+        confine.install(os.getpid())
     except Exception as exc:  # noqa: BLE001 -- no seccomp on this kernel or architecture: say so, go on
         missing.append(f"seccomp ({exc})")
     return ", ".join(missing)
@@ -279,7 +286,7 @@ class _Refuse:
 
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if name.split(".")[0] in ("mlm", "exercises", "seccomp", "sandbox"):
+        if name.split(".")[0] in ("mlm", "exercises", "confine", "sandbox"):
             raise ImportError(f"a submission may not import {name!r}")
         return None
 
@@ -496,7 +503,7 @@ def main() -> None:
     import tempfile
 
     tempfile.tempdir = here  # torch's lazy imports ask for one; nothing can be written there
-    not_shut = _shut(allowed)
+    not_shut = _shut(allowed, [here, os.path.dirname(os.__file__), *allowed])
     sys.path.remove(here)
     sys.meta_path.insert(0, _Refuse)
     server = Server(requests, replies, os.path.join(here, "submission.py"), verbose)

@@ -263,7 +263,9 @@ def test_student_release_has_templates_and_no_solutions(tmp_path):
     guide = (target / "exercises" / "README.md").read_text()
     assert "## For students" in guide and "For teachers" not in guide and "exercises.release" not in guide
     assert "pip install -e ." in (target / "README.md").read_text() and (target / "pyproject.toml").is_file()
-    assert (target / "results" / "compare-ptb" / "lstm" / "seed0" / "history.json").is_file()  # exercise 06, Q3
+    for shipped in ("experiments.py", "sandbox.py", "confine.py", "remote.py"):
+        assert (target / "exercises" / shipped).is_file()
+    assert not list(target.rglob("hidden.py"))  # the teacher's hidden variants stay home
     needs = (target / "requirements.txt").read_text()  # what the assignments run, with the book's pins
     assert "torch>=2.1,<=2.13.0" in needs.splitlines() and "numpy" in needs and "jupyterlab" not in needs
     for assignment in REGISTRY.values():

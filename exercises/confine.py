@@ -1,13 +1,17 @@
-"""A seccomp filter for the grading child (Linux, x86_64 and aarch64), written with ctypes alone.
+"""The grading child's confinement on Linux, with ctypes alone: a Landlock ruleset and a seccomp filter.
 
-Once installed the process, its threads and anything it starts can no longer: open a file for writing or
+:func:`landlock` (kernels from 5.13 with Landlock enabled): from then on the process reads only under the
+folders it was given (the standard library, torch and numpy, its own temporary folder) and writes nowhere, so
+the book's code, the solutions and the other students' files are out of its reach, whatever path it opens.
+
+:func:`install` (x86_64 and aarch64): once the seccomp filter is installed the process, its threads and anything it starts can no longer: open a file for writing or
 create, rename, remove or change the mode of one; signal another process (``kill`` of the grader) or start a
 session of its own (which would escape the grader's kill of its process group); trace, or read and write the
 memory of, another process; take a file descriptor from one; open a socket; run a program; use io_uring,
 bpf or perf (ways around the filter). Each refused call fails with ``EPERM``, as a permission would.
 
-:func:`install` raises ``OSError`` where the kernel refuses (no seccomp) and ``NotImplementedError`` on
-another architecture; the grader then says which protections were missing.
+Both raise ``OSError`` where the kernel refuses and :func:`install` ``NotImplementedError`` on another
+architecture; the grader then says which protections were missing.
 """
 
 from __future__ import annotations
@@ -84,3 +88,49 @@ def install(pid: int) -> None:
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
             libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "the kernel refused the seccomp filter")
+
+
+# Landlock (linux/landlock.h): the system calls' numbers are the same on every architecture.
+CREATE_RULESET, ADD_RULE, RESTRICT_SELF, RULE_PATH_BENEATH = 444, 445, 446, 1
+READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read a file, read a directory
+ABI_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}  # every right of the ABI
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock(readable: list[str]) -> None:
+    """Restrict this process to reading under ``readable``; everything else of the file system is refused."""
+    import os
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        raise OSError(ctypes.get_errno(), "Landlock is not enabled in this kernel")
+    handled = ABI_RIGHTS[max(k for k in ABI_RIGHTS if k <= abi)]
+    attr = _RulesetAttr(handled)
+    ruleset = libc.syscall(CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        for path in readable:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = _PathBeneath(READ & handled, fd)
+                if libc.syscall(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule),
+                                ctypes.c_uint32(0)) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+            finally:
+                os.close(fd)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+                libc.syscall(RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
