@@ -192,7 +192,9 @@ def ex04(tiny: bool | None = None) -> dict:
     from mlm.training import load_task
 
     tiny = is_tiny(tiny)
-    size = {"data.task_examples": 200 if tiny else 8000, "train.epochs": 1 if tiny else 8, "train.threads": 2}
+    size = {"data.task_examples": 8000, "train.epochs": 8, "train.threads": 2} if not tiny else \
+        {"data.task_examples": 100, "train.epochs": 1, "model.hidden_size": 16, "model.embed_size": 8,
+         "data.max_eval_tokens": 500, "train.threads": 1}
     numbers, figure = {"runs": {}}, None
     import matplotlib
 

@@ -378,6 +378,20 @@ def print_class_summary(graded: list[tuple[str, Report]], out=None) -> None:
 # ----------------------------------------------------------------------------- command line
 
 
+def write_gradescope(report: Report, path: Path) -> None:
+    """``report`` as Gradescope's autograder results (https://gradescope-autograders.readthedocs.io)."""
+    import io
+    import json
+
+    text = io.StringIO()
+    print_report(report, text)
+    tests = [{"name": r.check.description, "score": r.points, "max_score": r.check.points, "visibility": "visible",
+              "status": "passed" if r.status == "pass" else "failed", "output": r.hint} for r in report.results]
+    result = {"score": report.points, "max_score": report.max_points, "output": text.getvalue(), "tests": tests}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
 def _default_path(assignment_id: str, solution: bool) -> Path:
     filename = REGISTRY[assignment_id].filename
     return (SOLUTIONS_DIR if solution else EXERCISES_DIR) / filename
@@ -397,6 +411,8 @@ def main(argv=None) -> int:
                         help="with --batch: submissions graded at once (default: one per core)")
     parser.add_argument("--roster", type=Path, help="with --batch: a file of student names, one a line; each gets a "
                         "row in the CSV even without a submission")
+    parser.add_argument("--gradescope", type=Path, metavar="JSON",
+                        help="also write the result in Gradescope's results.json format to this file")
     parser.add_argument("--list", action="store_true", help="list the assignments and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="show your prints and full tracebacks")
     args = parser.parse_args(argv)
@@ -424,6 +440,8 @@ def main(argv=None) -> int:
         return 2
     report = grade_file(assignment_id, path, args.timeout, args.verbose)
     print_report(report)
+    if args.gradescope is not None:
+        write_gradescope(report, args.gradescope)
     return 0 if report.points == report.max_points else 1
 
 
