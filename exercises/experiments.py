@@ -205,12 +205,12 @@ def ex04(tiny: bool | None = None) -> dict:
     for n in (5, 15, 30):
         run = train("recall-rm", {"model.memory_size": n}, False, size=size)
         scores = critical_scores(run.model, load_task(run.config), split="valid")
-        accuracy = {d: round(a, 3) for d, (a, _, count) in sorted(scores.by_distance.items()) if count}
-        reach = max([d for d, a in accuracy.items() if a >= 0.5], default=0)
+        accuracy = {str(d): round(a, 3) for d, (a, _, count) in sorted(scores.by_distance.items()) if count}
+        reach = max([int(d) for d, a in accuracy.items() if a >= 0.5], default=0)
         numbers["runs"][f"n = {n}"] = {"accuracy_by_distance": accuracy, "reach": reach,
                                        "valid_ppl": [round(h["valid_ppl"], 3) for h in run.history],
                                        "seconds": round(run.seconds, 1)}
-        ax.plot(list(accuracy), list(accuracy.values()), label=f"n = {n} (reach {reach})")
+        ax.plot([int(d) for d in accuracy], list(accuracy.values()), label=f"n = {n} (reach {reach})")
     ax.axhline(0.1, ls=":", color="gray", label="chance (1 in 10)")
     ax.set(xlabel="distance d from the key", ylabel="accuracy on the value", title="Chapter 04: memory size n")
     ax.legend(fontsize=8)
