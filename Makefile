@@ -17,7 +17,7 @@ ifdef MLM_DATA_DIR
 export MLM_DATA_DIR := $(abspath $(MLM_DATA_DIR))
 endif
 
-.PHONY: install install-site book site test chapters sync lab bench clean
+.PHONY: install install-site install-course book site test chapters sync lab bench clean
 
 install: $(VENV)/.installed
 
@@ -34,6 +34,13 @@ $(VENV)/.installed-site: $(VENV)/.installed pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[site]"
 	touch $@
 
+# The course kit's tools (nbgrader), an optional group: tests/test_course.py loads the notebooks in it.
+install-course: $(VENV)/.installed-course
+
+$(VENV)/.installed-course: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[course]"
+	touch $@
+
 book: install
 	$(BIN)/python -m mlm book $(CHAPTERS) --size $(SIZE) --output $(OUTPUT)
 
@@ -43,7 +50,7 @@ site: install-site
 	$(BIN)/python site/build.py --output $(SITE_OUTPUT)
 
 # tests/test_site.py builds the site and reads it in headless Chromium (apt-get install chromium chromium-driver).
-test: install install-site
+test: install install-site install-course
 	MLM_HEADLESS=1 $(BIN)/python -m pytest tests --nbval-lax --nbval-current-env --nbval-cell-timeout=1800 chapters reports
 
 # Re-execute the chapters and reports and store the executed notebooks beside their sources (what gets committed).

@@ -146,6 +146,13 @@ def run_lstm(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
 # Q2 (experiment). Run this file: it times your run_lstm against torch.nn.LSTM on the same
 # weights and prints the largest difference. Explain the speed gap in one sentence.
 # YOUR ANSWER HERE
+#
+# Q3 (training experiment). Run this file (about two minutes on two cores; MLM_EXERCISE_TINY=1 checks in
+# seconds that it runs). It trains a one-layer LSTM on the first 60k words of PTB for two epochs and measures its
+# validation perplexity with *your* masked_perplexity six times an epoch, beside the unigram and the bigram
+# counted on the same words (ex00_experiment.json, ex00_experiment.png). After how many training tokens does
+# the LSTM pass the unigram? Does it pass the bigram by the end? Do your column and the reference column agree?
+# YOUR ANSWER HERE
 
 
 if __name__ == "__main__":
@@ -164,3 +171,12 @@ if __name__ == "__main__":
         end = time.perf_counter()
     print(f"largest difference {(ours - theirs).abs().max():.2e}; "
           f"run_lstm {1000 * (middle - start):.1f} ms, nn.LSTM {1000 * (end - middle):.1f} ms")
+
+    # The training experiment of Q3: experiments.py trains with the book's package and writes its numbers
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
+    from exercises import experiments
+
+    experiments.ex00(masked_perplexity=masked_perplexity)

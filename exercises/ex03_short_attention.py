@@ -199,6 +199,12 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
 # and without a reset, the allowed slots, the attention weights and the summary r_t. Which slots
 # change, and what does step 0 read from the window after a reset?
 # YOUR ANSWER HERE
+#
+# Q3 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
+# seconds that it runs). It trains the key-value-predict head with windows of L = 1, 5 and 15 on 60k words
+# of PTB for two epochs (ex03_experiment.json, ex03_experiment.png). How much lower is the validation
+# perplexity with L = 15 than with L = 5, and with L = 5 than with L = 1? What did Daniluk et al. conclude?
+# YOUR ANSWER HERE
 
 
 if __name__ == "__main__":
@@ -221,3 +227,12 @@ if __name__ == "__main__":
             r = (alpha[0, t, :, None] * value[0, t:t + window]).sum(0)
             print(f"  step {t}: allowed {window_mask(valid2, window, 5)[0, t].tolist()}, "
                   f"alpha {numbers(alpha[0, t])}, r_{t} {numbers(r)}")
+
+    # The training experiment of Q3: experiments.py trains with the book's package and writes its numbers
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
+    from exercises import experiments
+
+    experiments.ex03()

@@ -154,6 +154,13 @@ def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
 # (slot j always uses row j, so the newest word is on the last row). Where does the weight go at
 # steps 0, 1, 2 under each?
 # YOUR ANSWER HERE
+#
+# Q3 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
+# seconds that it runs). It trains the Recurrent Memory Network on the key-value recall task with memories of
+# n = 5, 15 and 30 words and measures the accuracy on the value for every distance d from its key
+# (ex04_experiment.json, ex04_experiment.png; "reach" is the largest d with accuracy at least 0.5). How does
+# the reach move with n? Is the reach of n = 5 limited to 5 words, and why or why not?
+# YOUR ANSWER HERE
 
 
 if __name__ == "__main__":
@@ -171,3 +178,12 @@ if __name__ == "__main__":
         s, p = memory_attention(h, ids, present, rows, M, C, T)
         print(f"{name}: p of steps 0-{time - 1} (rows), slots oldest to newest (columns)")
         print(p[0].numpy().round(2))
+
+    # The training experiment of Q3: experiments.py trains with the book's package and writes its numbers
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
+    from exercises import experiments
+
+    experiments.ex04()

@@ -127,12 +127,13 @@ def history_windows(inputs: torch.Tensor, starts: torch.Tensor, k: int, position
 # it? What would you change to test whether the attention itself, not the LSTM, does the recall?
 # YOUR ANSWER HERE
 #
-# Q3 (experiment). Run this file: it builds the windows of the example above for k = 1, 2, 3 and
-# prints them. Then read the curves of the book's trained models, stored (by
-# ``mlm.context.history_curve``) in results/compare-ptb/<family>/seed<N>/history.json: test
-# perplexity with the history cut to k = 1, 2, 5, 10, 20, 50 words and with all of it. For each
-# family find the smallest k whose perplexity is within 1% of the full history's. Is it larger
-# for the memory models (rm-tm-g, kv-L5, attentive-combined-headlr0.1) than for the LSTM?
+# Q3 (training experiment: deciding a claim). Run this file (about four minutes on two cores;
+# MLM_EXERCISE_TINY=1 checks in seconds that it runs). It trains the small LSTM of chapter 01 tied and untied,
+# three seeds each (2 x 128 units, 60k words of PTB, two epochs), and decides Press & Wolf's claim that tying
+# lowers the test perplexity with the book's rule: mlm.claims.relative_change gives the change of the mean and
+# its 95% interval, mlm.claims.verdict the verdict, given the paper's own change (ex06_experiment.json, .png).
+# What verdict did you get, and which numbers decide it? Would one seed a side have been enough, and what
+# would the rule say about a change whose interval lies inside +-1%?
 # YOUR ANSWER HERE
 
 
@@ -146,3 +147,12 @@ if __name__ == "__main__":
         windows, valid, last = history_windows(inputs, starts, k, torch.tensor([0, 2, 4, 6]), pad_id=-1)
         rows = ["".join(letters[i] if i >= 0 else "." for i in row) for row in windows.tolist()]
         print(f"k = {k}: windows {rows}, last {last.tolist()}")
+
+    # The training experiment of Q3: experiments.py trains with the book's package and writes its numbers
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
+    from exercises import experiments
+
+    experiments.ex06()

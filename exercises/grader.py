@@ -11,13 +11,15 @@ Teachers::
     python -m exercises.grader 00 --solution                      # grade the reference solution
     python -m exercises.grader --batch DIR --csv scores.csv       # grade a whole class
 
-Grading a file happens in three steps, and only the first and last run in this process:
+Grading a file happens in three steps, and student code runs in none of them here:
 
 1. the source is read, never run: a submission that breaks a rule of :mod:`exercises.rules`
    (imports ``mlm``, calls ``nn.LSTM``...) scores 0; the loop rules are judged here too;
-2. a child process (:mod:`exercises.runner`) loads the file and runs the checks, under a time
-   limit, reporting each outcome on a pipe;
-3. this process validates the reports (a check not reported failed) and adds up the points.
+2. a child process (:mod:`exercises.sandbox`, in a fresh temporary folder, shut off from the book's code, the
+   file system's writes and other processes) loads the file; the checks run *here*, on a proxy of the file
+   (:mod:`exercises.remote`): each call sends inputs chosen here and gets the outputs back as JSON, which the
+   checks compare with references computed here. Each check has its own time limit;
+3. the points are added up from those comparisons.
 
 The output has one PASS / FAIL / SKIP line per check, with a hint on failure, then
 ``score: X/Y points``. The exit code is 0 only with every point.
@@ -29,23 +31,22 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import re
-import subprocess
 import sys
-import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from exercises.checks import ex00, ex01, ex02, ex03, ex04, ex05, ex06
-from exercises.checks.common import Check
+from exercises.checks.common import Check, CheckFailed
+from exercises.remote import ChildStopped, RemoteError, RemoteModule, Session
 from exercises.rules import StaticCheck, parse, violations
 
 EXERCISES_DIR = Path(__file__).resolve().parent
 ROOT = EXERCISES_DIR.parent
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
-DEFAULT_TIMEOUT = 120  # seconds per submission; the solutions need a few
+DEFAULT_TIMEOUT = 60  # seconds per check; the solutions need a few
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ class Report:
     rule_breaks: list[str] = field(default_factory=list)  # a broken rule scores 0
     problem: str = ""  # the submission stopped the grader (exit, crash, time limit) or could not be read
     unreadable: bool = False  # a syntax error or an unreadable file: no check ran
+    note: str = ""  # graded, with a remark (written answers that are not valid Python)
+    not_shut: str = ""  # protections the grading child could not set up on this machine (see exercises.sandbox)
 
     @property
     def points(self) -> int:
@@ -107,52 +110,62 @@ class Report:
         return REGISTRY[self.assignment_id].points
 
 
-def _child_results(assignment: Assignment, assignment_id: str, path: Path, static_failed: list[str],
-                   timeout: float, verbose: bool) -> tuple[dict[str, dict], str]:
-    """Run the checks in a child process; return its reports by check name, and what went wrong if anything."""
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, OMP_NUM_THREADS="1", EXERCISES_VERBOSE="1" if verbose else "0",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "exercises.runner", assignment_id, str(path), str(write_fd), *static_failed]
-    child = subprocess.Popen(command, cwd=ROOT, env=env, pass_fds=(write_fd,), stdin=subprocess.DEVNULL,
-                             stdout=None if verbose else subprocess.DEVNULL,
-                             stderr=None if verbose else subprocess.DEVNULL)
-    os.close(write_fd)
-    problem, received = "", []
-    with os.fdopen(read_fd) as pipe:
-        reader = threading.Thread(target=lambda: received.append(pipe.read()), daemon=True)
-        reader.start()  # drained while the child runs, so a full pipe never blocks it
-        try:
-            child.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-            problem = f"time limit of {timeout:g} s reached"
-        reader.join(timeout=5)
-    lines = "".join(received).splitlines()
-    finished = any(json.loads(line).get("status") == "done" for line in lines[-1:] if line.startswith("{"))
-    if not problem and (child.returncode != 0 or not finished):
-        problem = f"the grading process ended early, with exit code {child.returncode}"
-    known = {c.name for c in assignment.checks}
-    reports = {}
-    for line in lines:
-        try:
-            record = json.loads(line)
-            name, status, hint = record["name"], record["status"], str(record["hint"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        if name in known and name not in reports and status in ("pass", "fail", "skip"):
-            reports[name] = {"status": status, "hint": hint}
-    return reports, problem
+WRITTEN = re.compile(r"^# =+ written questions")
+
+
+def without_written_answers(source: str) -> str | None:
+    """``source`` with its written-questions section blanked (line numbers kept), or None if it has none: prose
+    typed there without ``#`` must not cost the code its points."""
+    lines = source.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if WRITTEN.match(line)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("if __name__")), len(lines))
+    return "".join(lines[:start] + ["\n"] * (end - start) + lines[end:])
+
+
+def read_submission(path: Path) -> str:
+    """The Python of a submission: the file, or a notebook's set-up and answer cells (:mod:`exercises.notebooks`)."""
+    if path.suffix == ".ipynb":
+        from exercises.notebooks import graded_source
+
+        return graded_source(path)
+    return path.read_text(encoding="utf-8")
+
+
+def _outcome(check: Check, module: RemoteModule) -> tuple[str, str]:
+    """("pass" | "fail", hint) of one check, run here on the proxy of the submission."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the checks' own, and torch's
+            check.run(module)
+    except CheckFailed as failure:
+        return "fail", str(failure)
+    except ChildStopped as stopped:
+        return "fail", f"your code stopped the grader during this check ({stopped})"
+    except RemoteError as exc:
+        if isinstance(exc, NotImplementedError):
+            return "fail", "not implemented yet" + (f" ({exc.function})" if exc.function else "")
+        return "fail", f"raised {exc.type_name}: {exc}{exc.where}"
+    except Exception as exc:  # noqa: BLE001 -- a check tripping over what the submission returned
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        return "fail", f"raised {type(exc).__name__}: {message}"
+    return "pass", ""
 
 
 def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT, verbose: bool = False) -> Report:
-    """Grade the file at ``path`` against assignment ``assignment_id``."""
+    """Grade the file at ``path`` against assignment ``assignment_id``; ``timeout`` is each check's limit."""
     assignment = REGISTRY[assignment_id]
     report = Report(assignment_id, Path(path).resolve())
     try:
-        tree = parse(report.path.read_text(encoding="utf-8"))
-    except (SyntaxError, UnicodeDecodeError, OSError) as exc:
+        source = read_submission(report.path)
+        try:
+            tree = parse(source)
+        except SyntaxError:
+            source = without_written_answers(source) or source
+            tree = parse(source)
+            report.note = "your written answers are not valid Python (start each line with #): graded without them"
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError) as exc:
         report.problem, report.unreadable = f"your file could not be read: {exc}", True
         report.results = [Result(c, "fail", "not graded: the file could not be read") for c in assignment.checks]
         return report
@@ -160,29 +173,36 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     if report.rule_breaks:
         report.results = [Result(c, "fail", "not graded: the file breaks a rule") for c in assignment.checks]
         return report
-    static = {c.name: c.run.run(tree) for c in assignment.checks if isinstance(c.run, StaticCheck)}
-    static_failed = [name for name, hint in static.items() if hint]
-    reports, report.problem = _child_results(assignment, assignment_id, report.path, static_failed, timeout, verbose)
-    failed, stopped = set(), False
+    session, module, load_failure = Session(source, verbose), None, ""
+    failed: set[str] = set()
     described = {c.name: c.description for c in assignment.checks}  # a hint names a check as the student sees it
-    for c in assignment.checks:
-        missing = [r for r in c.requires if r in failed]
-        if missing:  # whatever the child said: a check whose prerequisite failed earns nothing here
-            result = Result(c, "skip", "first pass: " + "; ".join(f'"{described[r]}"' for r in missing))
-        elif c.name in static:
-            result = Result(c, "fail" if static[c.name] else "pass", static[c.name] or "")
-        elif c.name in reports:
-            result = Result(c, reports[c.name]["status"], reports[c.name]["hint"])
-            if result.status == "skip":  # only the parent decides what to skip
-                result = Result(c, "fail", "skipped by the grading process without reason")
-        elif not stopped:
-            stopped = True
-            result = Result(c, "fail", f"your code stopped the grader during this check ({report.problem or 'no report'})")
-        else:
-            result = Result(c, "fail", "not run: the grader was stopped by an earlier check")
-        if result.status != "pass":
-            failed.add(c.name)
-        report.results.append(result)
+    try:
+        for c in assignment.checks:
+            missing = [r for r in c.requires if r in failed]
+            if missing:
+                result = Result(c, "skip", "first pass: " + "; ".join(f'"{described[r]}"' for r in missing))
+            elif isinstance(c.run, StaticCheck):
+                hint = c.run.run(tree)
+                result = Result(c, "fail" if hint else "pass", hint or "")
+            elif load_failure:
+                result = Result(c, "fail", load_failure)
+            else:
+                try:
+                    session.begin_check(timeout)
+                    module = module or RemoteModule(session)
+                    result = Result(c, *_outcome(c, module))
+                except (RemoteError, ChildStopped) as exc:  # the file itself could not be loaded
+                    where = f"{exc.type_name}: {exc}{exc.where}" if isinstance(exc, RemoteError) else str(exc)
+                    load_failure = f"your file could not be loaded: {where}"
+                    result = Result(c, "fail", load_failure)
+                if "stopped the grader" in result.hint and not report.problem:
+                    report.problem = f"{c.name}: {session.stopped}"
+            if result.status != "pass":
+                failed.add(c.name)
+            report.results.append(result)
+    finally:
+        report.not_shut = session.not_shut
+        session.close()
     return report
 
 
@@ -203,6 +223,8 @@ def print_report(report: Report, out=None) -> None:
             if r.status != "pass":
                 line += f" -- hint: {r.hint}"
             print(line, file=out)
+    if report.note:
+        print(f"note: {report.note}", file=out)
     print(f"score: {report.points}/{report.max_points} points", file=out)
 
 
@@ -212,18 +234,19 @@ SUBMISSION = re.compile(r"ex(\d\d)_[^/]*\.py")
 NOT_SUBMISSIONS = ("checks", "solutions", "__pycache__")  # folders of a release handed back whole
 
 
-def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
-    """``(found, problems)``: (student, assignment id, path) for every submission under ``folder``, and one line
-    for every assignment file that is not graded, saying why.
+def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[tuple[str, str, str]], list[str]]:
+    """``(found, ungraded, problems)``: (student, assignment id, path) for every submission under ``folder``;
+    (student, assignment id, why) for every one that is not graded; and a line for every file whose student
+    cannot be told.
 
-    Two layouts, which may be mixed: ``folder/<student>/.../exNN_anything.py`` (a folder per student holding
-    their copies of the templates, at any depth; hidden folders, Jupyter's checkpoints and the release's own
-    ``checks/`` are skipped) and ``folder/<student>__exNN_anything.py`` (a flat export). A file identical to
+    Two layouts, which may be mixed: ``folder/<student>/.../exNN_anything.py`` or ``.ipynb`` (a folder per student
+    holding their copies of the templates, at any depth; hidden folders, Jupyter's checkpoints and the release's
+    own ``checks/`` are skipped) and ``folder/<student>__exNN_anything.py`` (a flat export). A file identical to
     its template is not graded; two files of one student for one assignment are both left out, named, for
     the teacher to choose.
     """
-    candidates, problems = {}, []
-    for path in sorted(folder.rglob("*.py")):
+    candidates, ungraded, problems = {}, [], []
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb") and p.is_file()):
         relative = path.relative_to(folder)
         if any(part.startswith(".") or part in NOT_SUBMISSIONS for part in relative.parts[:-1]):
             continue
@@ -239,8 +262,8 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[st
         if not match or match.group(1) not in REGISTRY:
             continue
         template = EXERCISES_DIR / REGISTRY[match.group(1)].filename
-        if template.is_file() and path.read_bytes() == template.read_bytes():
-            problems.append(f"{relative}: the template, unchanged")
+        if path.suffix == ".py" and template.is_file() and path.read_bytes() == template.read_bytes():
+            ungraded.append((student, match.group(1), "the template, unchanged"))
             continue
         candidates.setdefault((student, match.group(1)), []).append(path)
     found = []
@@ -248,36 +271,91 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[st
         if len(paths) == 1:
             found.append((student, assignment_id, paths[0]))
         else:
-            problems.append(f"{student}, assignment {assignment_id}: {len(paths)} files "
-                            f"({', '.join(str(p.relative_to(folder)) for p in paths)}); none graded, keep one")
-    return sorted(found), problems
+            ungraded.append((student, assignment_id, f"{len(paths)} files "
+                             f"({', '.join(str(p.relative_to(folder)) for p in paths)}); none graded, keep one"))
+    return sorted(found), sorted(ungraded), problems
 
 
-def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None) -> list[tuple[str, Report]]:
+def _grade_for_batch(job: tuple[str, str, str, float]) -> dict:
+    """One submission of a batch, in a worker process: its report as plain data."""
+    student, assignment_id, path, timeout = job
+    report = grade_file(assignment_id, Path(path), timeout)
+    return {"student": student, "assignment": assignment_id, "path": path, "problem": report.problem,
+            "rule_breaks": report.rule_breaks, "note": report.note, "not_shut": report.not_shut,
+            "results": [(r.check.name, r.status, r.hint) for r in report.results]}
+
+
+def _report_from(data: dict) -> Report:
+    checks = {c.name: c for c in REGISTRY[data["assignment"]].checks}
+    report = Report(data["assignment"], Path(data["path"]), problem=data["problem"], rule_breaks=data["rule_breaks"],
+                    note=data["note"], not_shut=data["not_shut"])
+    report.results = [Result(checks[name], status, hint) for name, status, hint in data["results"]]
+    return report
+
+
+def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None, jobs: int = 1,
+                roster: list[str] | None = None) -> list[tuple[str, Report]]:
+    """Grade every submission under ``folder``, ``jobs`` at a time. The CSV gradebook has a row for every student
+    (those found and those on ``roster``) and every assignment found: points, or 0 and why it was not graded."""
     out = out or sys.stdout
-    submissions, problems = find_submissions(folder)
+    submissions, ungraded, problems = find_submissions(folder)
     for problem in problems:
         print(f"not graded: {problem}", file=out)
-    if not submissions:
+    for student, assignment_id, why in ungraded:
+        print(f"not graded: {student}, assignment {assignment_id}: {why}", file=out)
+    if not submissions and not ungraded:
         print(f"no submissions found under {folder} (expected <student>/exNN_*.py or <student>__exNN_*.py)", file=out)
         return []
-    graded = []
-    for student, assignment_id, path in submissions:
-        report = grade_file(assignment_id, path, timeout)
-        graded.append((student, report))
+    work = [(student, assignment_id, str(path), timeout) for student, assignment_id, path in submissions]
+    if jobs > 1 and len(work) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_quiet_worker) as pool:
+            done = list(pool.map(_grade_for_batch, work))
+    else:
+        done = [_grade_for_batch(job) for job in work]
+    graded = [(data["student"], _report_from(data)) for data in done]
+    for student, report in graded:
         note = " (breaks a rule)" if report.rule_breaks else f" ({report.problem})" if report.problem else ""
-        print(f"{student:20s} {assignment_id}  {report.points:3d}/{report.max_points}{note}", file=out)
+        print(f"{student:20s} {report.assignment_id}  {report.points:3d}/{report.max_points}{note}", file=out)
+    missing = sorted({r.not_shut for _, r in graded if r.not_shut})
+    if missing:
+        print(f"warning: the grading child ran without: {'; '.join(missing)} (exercises/README.md, 'What the grader "
+              "guarantees')", file=out)
     if csv_path is not None:
-        with open(csv_path, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["student", "assignment", "points", "max_points", "failed_checks", "rule_breaks", "problem"])
-            for student, r in graded:
-                failed = " ".join(res.check.name for res in r.results if res.status != "pass")
-                writer.writerow([student, r.assignment_id, r.points, r.max_points, failed, "; ".join(r.rule_breaks),
-                                 r.problem])
+        write_gradebook(csv_path, graded, ungraded, roster or [])
         print(f"scores written to {csv_path}", file=out)
     print_class_summary(graded, out)
     return graded
+
+
+def _quiet_worker() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def write_gradebook(path: Path, graded: list[tuple[str, Report]], ungraded: list[tuple[str, str, str]],
+                    roster: list[str]) -> None:
+    """One row per student and assignment: every student seen or on the roster, every assignment seen."""
+    rows = {(student, r.assignment_id): [r.points, r.max_points, "graded",
+                                         " ".join(res.check.name for res in r.results if res.status != "pass"),
+                                         "; ".join(r.rule_breaks), r.problem or r.note] for student, r in graded}
+    for student, assignment_id, why in ungraded:
+        rows[(student, assignment_id)] = [0, REGISTRY[assignment_id].points, f"not graded: {why}", "", "", ""]
+    students = sorted({s for s, _ in rows} | set(roster))
+    for student in students:
+        for assignment_id in sorted({a for _, a in rows}):
+            rows.setdefault((student, assignment_id),
+                            [0, REGISTRY[assignment_id].points, "no submission", "", "", ""])
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "assignment", "points", "max_points", "status", "failed_checks", "rule_breaks",
+                         "problem"])
+        for (student, assignment_id), row in sorted(rows.items()):
+            writer.writerow([student, assignment_id, *row])
 
 
 def print_class_summary(graded: list[tuple[str, Report]], out=None) -> None:
@@ -300,6 +378,20 @@ def print_class_summary(graded: list[tuple[str, Report]], out=None) -> None:
 # ----------------------------------------------------------------------------- command line
 
 
+def write_gradescope(report: Report, path: Path) -> None:
+    """``report`` as Gradescope's autograder results (https://gradescope-autograders.readthedocs.io)."""
+    import io
+    import json
+
+    text = io.StringIO()
+    print_report(report, text)
+    tests = [{"name": r.check.description, "score": r.points, "max_score": r.check.points, "visibility": "visible",
+              "status": "passed" if r.status == "pass" else "failed", "output": r.hint} for r in report.results]
+    result = {"score": report.points, "max_score": report.max_points, "output": text.getvalue(), "tests": tests}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
 def _default_path(assignment_id: str, solution: bool) -> Path:
     filename = REGISTRY[assignment_id].filename
     return (SOLUTIONS_DIR if solution else EXERCISES_DIR) / filename
@@ -314,7 +406,13 @@ def main(argv=None) -> int:
     source.add_argument("--batch", type=Path, metavar="DIR",
                         help="grade every submission under DIR (<student>/exNN_*.py or <student>__exNN_*.py)")
     parser.add_argument("--csv", type=Path, help="with --batch: write the scores to this CSV file")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed per submission")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed per check")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="with --batch: submissions graded at once (default: one per core)")
+    parser.add_argument("--roster", type=Path, help="with --batch: a file of student names, one a line; each gets a "
+                        "row in the CSV even without a submission")
+    parser.add_argument("--gradescope", type=Path, metavar="JSON",
+                        help="also write the result in Gradescope's results.json format to this file")
     parser.add_argument("--list", action="store_true", help="list the assignments and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="show your prints and full tracebacks")
     args = parser.parse_args(argv)
@@ -323,7 +421,8 @@ def main(argv=None) -> int:
         if not args.batch.is_dir():
             print(f"no folder {args.batch}", file=sys.stderr)
             return 2
-        graded = grade_batch(args.batch, args.csv, args.timeout)
+        roster = [line.strip() for line in args.roster.read_text().splitlines() if line.strip()] if args.roster else []
+        graded = grade_batch(args.batch, args.csv, args.timeout, jobs=max(args.jobs, 1), roster=roster)
         return 0 if graded else 1
     if args.list or args.assignment is None:
         for key, a in REGISTRY.items():
@@ -341,6 +440,8 @@ def main(argv=None) -> int:
         return 2
     report = grade_file(assignment_id, path, args.timeout, args.verbose)
     print_report(report)
+    if args.gradescope is not None:
+        write_gradescope(report, args.gradescope)
     return 0 if report.points == report.max_points else 1
 
 

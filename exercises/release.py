@@ -107,16 +107,42 @@ def build_student_release(target: Path) -> None:
     write_templates(target / "exercises")
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
     (target / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
-    for curve in sorted((ROOT / "results" / "compare-ptb").glob("*/seed*/history.json")):  # exercise 06, Q3
-        copy = target / curve.relative_to(ROOT)
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(curve, copy)
     guide = (EXERCISES_DIR / "README.md").read_text(encoding="utf-8")
     if "\n## For teachers" not in guide:
         raise ValueError("exercises/README.md has no '## For teachers' heading: the release would ship that part")
     students = guide.split("\n## For teachers", 1)[0]  # the teachers' and authors' sections stay out
     (target / "exercises" / "README.md").write_text(students, encoding="utf-8")
     (target / "README.md").write_text(STUDENT_README, encoding="utf-8")
+
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission; the grader writes the results (exercises/README.md).
+cd /autograder/source
+file=$(ls /autograder/submission/ex{aid}_*.py /autograder/submission/ex{aid}_*.ipynb 2>/dev/null | head -n 1)
+if [ -z "$file" ]; then
+  echo '{{"score": 0, "output": "no file ex{aid}_*.py or ex{aid}_*.ipynb in the submission"}}' > /autograder/results/results.json
+  exit 0
+fi
+EXERCISES_SEED_OFFSET={offset} python3 -m exercises.grader {aid} --file "$file" \\
+  --gradescope /autograder/results/results.json
+"""
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, when it builds the autograder's image.
+cd /autograder/source
+pip3 install -r requirements.txt && pip3 install -e .
+"""
+
+
+def build_gradescope(assignment_id: str, target: Path) -> None:
+    """A Gradescope autograder for one assignment: the students' release (no solutions) with ``setup.sh`` and
+    ``run_autograder``, which grades with the teacher's hidden seed offset."""
+    from exercises.checks.common import hidden_offset
+
+    build_student_release(target)
+    (target / "run_autograder").write_text(RUN_AUTOGRADER.format(aid=assignment_id, offset=hidden_offset()))
+    (target / "setup.sh").write_text(SETUP)
+    for name in ("run_autograder", "setup.sh"):
+        (target / name).chmod(0o755)
 
 
 STUDENT_PACKAGES = ("torch", "numpy", "tqdm", "matplotlib")  # what mlm and the grader import
@@ -160,6 +186,9 @@ def main(argv=None) -> int:
     commands.add_parser("check", help="exit 1 if a template is not what its source generates")
     student = commands.add_parser("student", help="build the students' release in a new folder")
     student.add_argument("target", type=Path)
+    scope = commands.add_parser("gradescope", help="build a Gradescope autograder folder for one assignment (zip it)")
+    scope.add_argument("assignment")
+    scope.add_argument("target", type=Path)
     args = parser.parse_args(argv)
 
     if args.command == "templates":
@@ -170,6 +199,9 @@ def main(argv=None) -> int:
         for path in stale:
             print(f"out of date: {path.relative_to(ROOT)} (run python -m exercises.release templates)")
         return 1 if stale else 0
+    elif args.command == "gradescope":
+        build_gradescope(args.assignment.zfill(2), args.target)
+        print(f"Gradescope autograder in {args.target}: zip its contents (cd {args.target} && zip -r ../ag.zip .)")
     else:
         build_student_release(args.target)
         print(f"students' release in {args.target}: grade with `python -m exercises.grader NN` from there")

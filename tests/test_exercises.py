@@ -183,32 +183,31 @@ def test_the_loop_check_finds_loops_in_all_but_name(source):
     assert loops_in(ast.parse(source), "f") == LOOP_CASES[source], source
 
 
-@pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import torch\n    torch.os._exit(0)",
+@pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import torch\n    torch._utils._import_dotted_name('os._exit')(0)",
                                        "while True:\n        pass"])
-def test_exiting_or_hanging_in_a_function_scores_nothing(tmp_path, exit_call):
-    # The source rules forbid `.os`; here they are bypassed to test the process boundary itself.
-    source = f"def masked_perplexity(logits, targets, mask):\n    {exit_call}\n"
+def test_exiting_or_hanging_in_a_function_costs_only_its_checks(tmp_path, exit_call):
+    # The source rules forbid `.os`; a dotted name in a string passes them, to test the process boundary. lstm_cell is
+    # right: its checks still pass, each check having its own child when the one before was stopped.
+    source = (SOLUTIONS_DIR / REGISTRY["00"].filename).read_text().replace(
+        "def masked_perplexity(", f"def masked_perplexity(logits, targets, mask):\n    {exit_call}\n\n\ndef _old(", 1)
     path = tmp_path / "exit.py"
     path.write_text(source)
     from exercises import grader
 
-    timeout = 5 if "while" in exit_call else 120  # a loaded machine can take more than 5 s to import torch
-    reports, problem = grader._child_results(REGISTRY["00"], "00", path, [], timeout=timeout, verbose=False)
-    statuses = {name: r["status"] for name, r in reports.items()}
-    assert "pass" not in statuses.values()
-    if "SystemExit" in exit_call:  # caught per check: grading went on
-        assert statuses["perplexity_matches_reference"] == "fail" and not problem
-    else:  # the process died or hung: the parent says so, and nothing was reported as passed
-        assert problem
+    report = grader.grade_file("00", path, timeout=8)
+    statuses = {r.check.name: r.status for r in report.results}
+    assert not any(statuses[n] == "pass" for n in statuses if n.startswith("perplexity"))
+    assert statuses["lstm_cell_matches_reference"] == statuses["run_lstm_outputs"] == "pass"
+    if "SystemExit" in exit_call:  # an exception like any other: no child was stopped
+        assert not report.problem and "raised SystemExit" in by_name(report)["perplexity_matches_reference"].hint
+    else:
+        assert "stopped the grader" in by_name(report)["perplexity_matches_reference"].hint and report.problem
 
 
-def test_the_runtime_guard_refuses_imports(tmp_path):
-    from exercises.runner import load_submission
-
-    path = tmp_path / "sneaky.py"
-    path.write_text("import os\n")
-    with pytest.raises(ImportError, match="may not import"):
-        load_submission(path, "_sneaky")
+def test_the_child_cannot_import_the_book(tmp_path):
+    report = grade_source(tmp_path, "00", "import torch\nx = torch._utils._import_dotted_name('mlm.evaluation')\n")
+    assert report.points == 0 and report.results[0].hint.startswith("your file could not be loaded: ImportError")
+    assert "may not import 'mlm" in report.results[0].hint
 
 
 # ----------------------------------------------------------------------------- batch grading and release
@@ -235,14 +234,22 @@ def test_batch_grading_writes_scores_and_a_class_summary(tmp_path, capsys):
         (handed_back / name).write_text("")
     (handed_back / REGISTRY["01"].filename).write_text((EXERCISES_DIR / REGISTRY["01"].filename).read_text())
     (handed_back / REGISTRY["00"].filename).write_text(CHEATS["imports mlm"])
-    found, problems = find_submissions(folder)
+    found, ungraded, problems = find_submissions(folder)
     assert [(s, a) for s, a, _ in found] == [("alice", "00"), ("bob", "00"), ("carol", "00"), ("frank", "00")]
-    assert len(problems) == 3 and problems[0].startswith("erin_ex01") and problems[1].endswith("the template, unchanged")
-    assert "dave, assignment 00: 2 files" in problems[2]
-    assert main(["--batch", str(folder), "--csv", str(tmp_path / "scores.csv")]) == 0
-    rows = list(csv.DictReader(open(tmp_path / "scores.csv")))
-    points = {row["student"]: int(row["points"]) for row in rows}
-    assert points == {"alice": REGISTRY["00"].points, "bob": 0, "carol": 0, "frank": 0}
+    assert len(problems) == 1 and problems[0].startswith("erin_ex01")
+    assert ungraded[0][:2] == ("dave", "00") and "2 files" in ungraded[0][2]
+    assert ungraded[1] == ("frank", "01", "the template, unchanged")
+    (tmp_path / "roster.txt").write_text("alice\nzoe\n")
+    assert main(["--batch", str(folder), "--csv", str(tmp_path / "scores.csv"), "--jobs", "2",
+                 "--roster", str(tmp_path / "roster.txt")]) == 0
+    rows = {(row["student"], row["assignment"]): row for row in csv.DictReader(open(tmp_path / "scores.csv"))}
+    # a row for every student and assignment: the untouched template, two files, and no file at all included
+    assert set(rows) == {(s, a) for s in ("alice", "bob", "carol", "dave", "frank", "zoe") for a in ("00", "01")}
+    assert {s: int(rows[(s, "00")]["points"]) for s in ("alice", "bob", "carol", "frank")} == \
+        {"alice": REGISTRY["00"].points, "bob": 0, "carol": 0, "frank": 0}
+    assert rows[("frank", "01")]["status"] == "not graded: the template, unchanged"
+    assert rows[("zoe", "00")]["status"] == rows[("alice", "01")]["status"] == "no submission"
+    assert rows[("dave", "00")]["points"] == "0" and "2 files" in rows[("dave", "00")]["status"]
     out = capsys.readouterr().out
     assert "4 submission(s)" in out and out.count("not graded: ") == 3
 
@@ -256,7 +263,9 @@ def test_student_release_has_templates_and_no_solutions(tmp_path):
     guide = (target / "exercises" / "README.md").read_text()
     assert "## For students" in guide and "For teachers" not in guide and "exercises.release" not in guide
     assert "pip install -e ." in (target / "README.md").read_text() and (target / "pyproject.toml").is_file()
-    assert (target / "results" / "compare-ptb" / "lstm" / "seed0" / "history.json").is_file()  # exercise 06, Q3
+    for shipped in ("experiments.py", "sandbox.py", "confine.py", "remote.py"):
+        assert (target / "exercises" / shipped).is_file()
+    assert not list(target.rglob("hidden.py"))  # the teacher's hidden variants stay home
     needs = (target / "requirements.txt").read_text()  # what the assignments run, with the book's pins
     assert "torch>=2.1,<=2.13.0" in needs.splitlines() and "numpy" in needs and "jupyterlab" not in needs
     for assignment in REGISTRY.values():

@@ -7,6 +7,7 @@ importing ``exercises.grader`` would get a second copy of it with a different ``
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -57,9 +58,23 @@ def get_function(module, name: str):
     return fn
 
 
+def hidden_offset() -> int:
+    """What every check's seed is shifted by: ``$EXERCISES_SEED_OFFSET``, else the teacher's
+    ``exercises/solutions/hidden.py`` (not in the students' release), else 0. The students grade on the
+    visible inputs; the teacher's grading draws others, so outputs learnt by heart for the visible ones fail."""
+    if os.environ.get("EXERCISES_SEED_OFFSET", "").strip():
+        return int(os.environ["EXERCISES_SEED_OFFSET"])
+    try:
+        from exercises.solutions.hidden import SEED_OFFSET
+    except ImportError:
+        return 0
+    return int(SEED_OFFSET)
+
+
 def generator(seed: int) -> torch.Generator:
-    """A private random stream, so checks never depend on (or disturb) the global seed."""
-    return torch.Generator().manual_seed(seed)
+    """A private random stream, so checks never depend on (or disturb) the global seed; shifted by
+    :func:`hidden_offset`."""
+    return torch.Generator().manual_seed(seed + hidden_offset())
 
 
 def as_float(value, what: str) -> float:
@@ -90,10 +105,16 @@ def expect_pair(value, what: str):
 
 
 def max_diff(a, b) -> float:
-    """Largest absolute difference of two tensors (0 for empty ones), in float64."""
+    """Largest absolute difference of two tensors (0 for empty ones), in float64; infinite where the shapes
+    differ or where one holds NaN or inf and the other not the same (so no comparison passes on them)."""
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.shape != b.shape:
+        return math.inf
     if a.numel() == 0:
         return 0.0
-    return (a.detach().double() - b.detach().double()).abs().max().item()
+    a, b = a.detach().double(), b.detach().double()
+    same = (a == b) | (a.isnan() & b.isnan())
+    diff = torch.where(same, torch.zeros_like(a), (a - b).abs())
+    return float(diff.nan_to_num(nan=math.inf).max())
 
 
 def finite(t: torch.Tensor) -> bool:

@@ -16,7 +16,7 @@ from mlm.evaluation import detach_state, masked_nll
 from mlm.models.lstm_cell import lstm_cell_step
 
 from exercises.checks.common import (CheckFailed, as_float, check, expect, expect_pair, expect_tensor, generator,
-                                      get_function, max_diff)
+                                      get_function, hidden_offset, max_diff)
 
 BANNED = {name: "write it with the functions of the assignment" for name in
           ("LSTM", "LSTMCell", "RNN", "GRU", "cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss")}
@@ -27,7 +27,7 @@ BANNED = {name: "write it with the functions of the assignment" for name in
 def _stack(seed: int, layers: int, embed: int, hidden: int) -> nn.LSTM:
     """An ``nn.LSTM`` stack (no dropout) with weights from a private seed."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(seed + hidden_offset())
         return nn.LSTM(embed, hidden, num_layers=layers, batch_first=True).double()
 
 
@@ -221,7 +221,7 @@ def loss_stable_and_strict(module):
 @check("tie_weights makes the decoder and the embedding share one parameter", points=2)
 def tie_shares_parameter(module):
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(50)
+        torch.manual_seed(50 + hidden_offset())
         embedding, decoder = nn.Embedding(9, 4), nn.Linear(4, 9)
     bias = decoder.bias
     get_function(module, "tie_weights")(embedding, decoder)

@@ -151,6 +151,20 @@ def tie_weights(embedding: nn.Embedding, decoder: nn.Linear) -> None:
 # through the carried state: the gradient of window 1's input is non-zero, and in a real training
 # loop (where window 1's graph was already freed) backward would fail. With detach_state it is None: the gradient stops at the window boundary, as truncated BPTT requires.
 ### END ANSWER
+#
+# Q4 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
+# seconds that it runs). It trains four 2 x 128 LSTMs for three epochs on 60k words of PTB: untied, tied,
+# with dropout 0.5 between the layers, and with dropout 0.5 on the recurrent weights (ex01_experiment.json,
+# ex01_experiment.png). Which has the lowest validation perplexity, and which the smallest gap between
+# training and validation perplexity? Does dropping the recurrent weights act like dropping between layers?
+### BEGIN ANSWER
+# Read the last train_ppl and valid_ppl of each run. Without dropout the gap grows every epoch (the model
+# memorises 60k words); dropout between the layers raises the training perplexity and narrows the gap;
+# tying removes |V| x 128 parameters and usually lowers validation perplexity at this size. Dropout on the
+# recurrent weights (one mask per batch, as in Kong et al.'s code) regularizes too but perturbs the state
+# at every step (Q2). Grade: the four numbers and gaps are quoted from the file and the ranking follows them,
+# whichever way it came out on the student's machine.
+### END ANSWER
 
 
 if __name__ == "__main__":
@@ -182,3 +196,12 @@ if __name__ == "__main__":
         out.sum().backward()
         print(f"detach={detach}: gradient on window 1's input: "
               f"{None if first.grad is None else round(first.grad.abs().sum().item(), 3)}")
+
+    # The training experiment of Q4: experiments.py trains with the book's package and writes its numbers
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
+    from exercises import experiments
+
+    experiments.ex01()
