@@ -6,5 +6,6 @@ from mlm.plots.claims import *  # noqa: F401,F403
 from mlm.plots.common import *  # noqa: F401,F403
 from mlm.plots.lstm import *  # noqa: F401,F403
 from mlm.plots.memory import *  # noqa: F401,F403
+from mlm.plots.noising import *  # noqa: F401,F403
 from mlm.plots.recall import *  # noqa: F401,F403
 from mlm.plots.short_attention import *  # noqa: F401,F403
