@@ -297,6 +297,14 @@ for elementwise in (False, True):
     big = VariationalEmbedding(len(toy_vocab), 4, toy_kn.gamma, toy_kn.proposal, elementwise=elementwise)
     draws = torch.stack([big.weight.gather(0, big.source()) for _ in range(20000)])  # (20000, V, 4)
     assert (draws.mean(0) - big.mean()).abs().max() < 0.01, elementwise
+# The equations: the mean is Theta E, and c_v is half the column sum of Theta (entry by entry, Eq. 2/4).
+theta = torch.tensor([[float(smooth.gamma[i] * smooth.proposal[v] + (1 - smooth.gamma[i]) * (v == i))
+                       for v in range(len(toy_vocab))] for i in range(len(toy_vocab))])  # (V, V)
+assert torch.allclose(theta.sum(1), torch.ones(len(toy_vocab)))
+assert torch.allclose(theta @ smooth.weight, smooth.mean(), atol=1e-6)
+assert torch.allclose(theta.sum(0) / 2, smooth.l2_weights(), atol=1e-6)
+uniform = VariationalEmbedding(50, 1, torch.full((50,), 0.3), torch.full((50,), 1 / 50))
+assert torch.allclose(uniform.l2_weights(), torch.full((50,), 0.5))  # "c_v = 1/2: plain weight decay"
 
 # %% [markdown]
 # Kong et al. smooth the output embedding $O$, the softmax's rows, the same way (Eq. 5), and couple it to the input
