@@ -29,6 +29,8 @@ MANIFESTS = {  # manifest -> what its claims test, as the README and the reports
     "compare": "Every family under one recipe at one parameter count, PTB (`reproduce compare`, chapter 06)",
     "tuned": "The papers' own protocols again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
 }
+COMPARISONS = {"cpu": "own protocol", "compare": "matched recipe", "tuned": "own protocol, both sides tuned",
+               "full": "full size"}  # each manifest's comparison in a few words, as tables and figures name it
 MACHINE_CHECK = "machine-check"  # results/machine-check/LABEL/GROUP/RUN/seedK: a stored run rerun elsewhere
 
 

@@ -14,11 +14,8 @@ from pathlib import Path
 from typing import Sequence
 
 from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, show_markdown
-from mlm.evidence import MANIFESTS, paper_evidence, stored_claims
+from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims
 from mlm.stored import StoredSetting, load_settings, machine_label
-
-COMPARISONS = {"cpu": "own protocol", "compare": "matched recipe", "tuned": "own protocol, both sides tuned",
-               "full": "full size"}
 
 
 def _side(claim: PaperClaim, row: Claim, model: bool) -> str:

@@ -119,7 +119,7 @@ def memory_verdicts(rows, title: str = "", ax=None):
     are left out, so the figure shows whatever is stored."""
     from mlm.claims import awaits_runs
     from mlm.plots.claims import interval_plot
-    from mlm.report import COMPARISONS
+    from mlm.evidence import COMPARISONS
 
     decided = [(manifest, claim, row) for manifest, claim, row in rows if row.seeds and not awaits_runs(row)]
     several = len({manifest for manifest, _, _ in decided}) > 1
