@@ -145,29 +145,57 @@ def cmd_complete(args) -> int:
     return 0
 
 
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """``NAME=KEY=VALUE[,KEY=VALUE...]`` (``bench --variant``) -> (name, overrides)."""
+    name, _, settings = text.partition("=")
+    if not name or "=" not in settings:
+        raise ConfigError(f"--variant {text!r}: give NAME=KEY=VALUE[,KEY=VALUE...], "
+                          "e.g. fast=train.fused_optimizer=true,train.compile=reduce-overhead")
+    return name, settings.split(",")
+
+
 def cmd_bench(args) -> int:
-    from mlm.bench import bench_preset, format_bench
+    from mlm.bench import bench_concurrent, bench_isolated, bench_preset, format_bench
 
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
     device = [f"train.device={args.device}"] if args.device else []
+    if args.barrier:  # one of bench_concurrent's processes
+        folder, count = args.barrier.rsplit(":", 1)
+        rows = [bench_preset(args.presets[0], args.size, [*args.overrides, *device], batches=args.batches,
+                             seconds=args.seconds, barrier=(Path(folder), int(count)))]
+        Path(args.out).write_text(json.dumps(rows) + "\n")
+        return 0
     if args.manifest:
         if args.presets or args.overrides or args.reference:
             raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
-        from mlm.bench import bench_isolated
         from mlm.reproduce import bench_specs
 
-        rows = []
-        for spec in bench_specs(args.manifest):
-            rows.append(bench_isolated(spec.preset, spec.size, [*spec.all_overrides(), *device], args.batches,
-                                       args.threads, label=spec.id.removesuffix(f"/seed{spec.seed}")))
-            print(f"  {rows[-1]['preset']}: {rows[-1]['train_tokens_per_second']:,.0f} training tokens/s", flush=True)
+        targets = [(s.preset, s.size, s.all_overrides(), s.id.removesuffix(f"/seed{s.seed}"))
+                   for s in bench_specs(args.manifest)]
     elif not args.presets:
         raise ConfigError("name the presets to bench, or a manifest with --manifest")
     else:
-        rows = [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches) for p in args.presets]
+        targets = [(p, args.size, list(args.overrides), None) for p in args.presets]
+    variants = [("default", []), *map(parse_variant, args.variant)]
+    rows = []
+    for count in args.concurrent or [1]:
+        for preset, size, overrides, label in targets:
+            for variant, extra in variants:
+                settings = [*overrides, *device, *extra]
+                if count > 1:
+                    row = bench_concurrent(preset, count, size, settings, args.batches, args.threads,
+                                           args.seconds or 20.0, label)
+                elif args.manifest:
+                    row = bench_isolated(preset, size, settings, args.batches, args.threads, label)
+                else:
+                    row = bench_preset(preset, size, settings, batches=args.batches, seconds=args.seconds)
+                rows.append({**row, "variant": variant, "concurrent": count})
+                if args.manifest or count > 1:
+                    print(f"  {row['preset']} ({variant}, {count} at once): {row['train_tokens_per_second']:,.0f} "
+                          "training tokens/s", flush=True)
     if args.reference:
         rows += [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches, reference=True)
                  for p in args.presets if get_preset(p).model.head != "identity"]
@@ -273,6 +301,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", action="store_true",
                    help="also time the slow step-by-step reference of each memory head")
     p.add_argument("--out", help="also write the rows as JSON here")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
+                   help="also bench each preset with these settings, e.g. fast=train.fused_optimizer=true "
+                        "(repeatable; rows say their variant, the default first)")
+    p.add_argument("--concurrent", action="append", type=int, metavar="N",
+                   help="bench N copies at once, each its own process, as reproduce --jobs N shares a GPU "
+                        "(repeatable, e.g. --concurrent 1 --concurrent 14; default 1)")
+    p.add_argument("--seconds", type=float,
+                   help="time each mode for this long, passing over the batches again (default: one pass; "
+                        "20 s for --concurrent N > 1)")
+    p.add_argument("--barrier", help=argparse.SUPPRESS)  # FOLDER:COUNT, for bench_concurrent's processes
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("complete", help="MSR sentence completion accuracy of a trained run")
