@@ -21,7 +21,8 @@ much fits in an allocation: ``--variant NAME=KEY=VALUE,...`` benches each preset
 beside the default, and ``--concurrent N`` runs N copies at once (:func:`bench_concurrent`, N processes timed
 over the same ``--seconds``), as ``reproduce --device cuda --jobs N`` shares the GPU::
 
-    python -m mlm bench zaremba2014-medium --device cuda --variant fast=train.fused_optimizer=true,train.compile=reduce-overhead --concurrent 1 --concurrent 14
+    python -m mlm bench zaremba2014-medium --device cuda --concurrent 1 --concurrent 14 \
+        --variant fast=train.fused_optimizer=true,train.compile=reduce-overhead
 """
 
 from __future__ import annotations

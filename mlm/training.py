@@ -40,7 +40,8 @@ from mlm.models.recurrent_memory import RecurrentMemoryHead
 from mlm.models.short_attention import NgramHead, WindowAttentionHead
 from mlm.checkpoints import (BEST_FILE, CheckpointError, TrainingState, best_weights, load_checkpoint, map_tensors,
                              restore_rng, save_checkpoint, training_state)
-from mlm.utils import atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu, headless, machine_info, set_seed
+from mlm.utils import (atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu, headless, machine_info,
+                       set_seed)
 
 
 class TrainingDiverged(RuntimeError):
@@ -215,7 +216,8 @@ def training_forward(model, batch, state=None, memory=None, forward=None):
     reg = getattr(model, "regularizer", None)
     if reg is not None:
         inputs, targets = reg.prepare(inputs, targets, batch.mask)
-    out = (model if forward is None else forward)(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+    forward = model if forward is None else forward
+    out = forward(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
     nll = masked_nll(out.logits.float(), targets, batch.mask)
     return out, nll, (reg.penalty(model) if reg is not None else None)
 
