@@ -55,20 +55,22 @@ class Speeds:
         return None
 
 
-def read_speeds(path: str | Path) -> Speeds:
-    """The speeds of a bench file: rows of ``python -m mlm bench --manifest NAME --out PATH`` (keyed
-    ``GROUP/RUN``) or of ``python -m mlm bench PRESET ... --out PATH`` (keyed by preset and size, as
-    ``results/bench-h200.json``). Rows of several processes at once and of reference heads are left out: a
-    speed here is one run's alone."""
-    try:
-        rows = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read the speeds file {path}: {err}. Give a file that python -m mlm bench "
-                         "--out wrote") from err
-    return Speeds([Speed(row["preset"], row.get("size", "full"),
-                         _settings(row["overrides"]) if "overrides" in row else None,
-                         row["train_tokens_per_second"])
-                   for row in rows if row.get("concurrent", 1) == 1 and not row["preset"].endswith("(reference)")])
+def read_speeds(*paths: str | Path) -> Speeds:
+    """The speeds of bench files (an earlier file's rows first): rows of ``python -m mlm bench --manifest NAME
+    --out PATH`` (keyed ``GROUP/RUN``) or of ``python -m mlm bench PRESET ... --out PATH`` (keyed by preset and
+    size, as ``results/bench-h200.json``). Rows of several processes at once and of reference heads are left
+    out: a speed here is one run's alone."""
+    speeds = []
+    for path in paths:
+        try:
+            rows = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"cannot read the speeds file {path}: {err}. Give a file that python -m mlm bench "
+                             "--out wrote") from err
+        speeds += [Speed(row["preset"], row.get("size", "full"),
+                         _settings(row["overrides"]) if "overrides" in row else None, row["train_tokens_per_second"])
+                   for row in rows if row.get("concurrent", 1) == 1 and not row["preset"].endswith("(reference)")]
+    return Speeds(speeds)
 
 
 def priority_order(specs: Sequence, first: Sequence[str] = (), last: Sequence[str] = ()) -> list:

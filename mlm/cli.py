@@ -362,9 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the command of each run to train (and, for Slurm, the sbatch file), run nothing")
     p.add_argument("--post-only", action="store_true", help="only run the post-steps of finished runs")
     p.add_argument("--root", default=".", help="folder holding runs/ and results/ (default: here)")
-    p.add_argument("--speeds", metavar="JSON",
+    p.add_argument("--speeds", metavar="JSON", action="append",
                    help="training speeds on a GPU from `bench ... --out JSON` (per setting with --manifest, or per "
-                        "preset, e.g. results/bench-h200.json): GPU hours with --list; what fits with --budget-minutes")
+                        "preset, e.g. results/bench-h200.json; repeatable, earlier files first): GPU hours with "
+                        "--list; what fits with --budget-minutes")
     p.add_argument("--budget-minutes", type=float, metavar="MIN",
                    help="a batch in a time budget: start only the runs that the --speeds say will end within MIN "
                         "minutes sharing the device (docs/cluster.md), stop what still runs then, list what is left")

@@ -11,15 +11,17 @@
 #   OUT=/tmp/out bash results/scripts/gpu_batch.sh
 #   MODE=bench-headline OUT=/tmp/out bash results/scripts/gpu_batch.sh
 #
-# Settings, from the environment: MANIFEST (full), DEVICE (cuda), BUDGET_MINUTES (8), JOBS (14), SPEEDS
-# (results/bench-h200.json), ROOT (where runs/ and results/ are: this clone), MLM_DATA_DIR (ROOT/data),
+# Settings, from the environment: MANIFEST (full), DEVICE (cuda), BUDGET_MINUTES (8), JOBS (14), SPEEDS (bench
+# files, space-separated; default results/bench-h200*.json), ROOT (where runs/ and results/ are: this clone),
+# MLM_DATA_DIR (ROOT/data),
 # PYTHON (python3: the interpreter that has torch), EXTRA (more reproduce options, e.g. --set
 # train.fused_optimizer=true).
 set -u -o pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 : "${OUT:?set OUT to the folder that receives the archive and the log}"
 MODE=${MODE:-batch} MANIFEST=${MANIFEST:-full} DEVICE=${DEVICE:-cuda} BUDGET_MINUTES=${BUDGET_MINUTES:-8}
-JOBS=${JOBS:-14} SPEEDS=${SPEEDS:-$REPO/results/bench-h200.json} ROOT=${ROOT:-$REPO} PYTHON=${PYTHON:-python3}
+JOBS=${JOBS:-14} ROOT=${ROOT:-$REPO} PYTHON=${PYTHON:-python3}
+SPEEDS=${SPEEDS:-$(ls "$REPO"/results/bench-h200*.json)}  # a setting's own row (bench --manifest) before a preset's
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 MLM_NO_DOWNLOAD=1
 export MLM_DATA_DIR=${MLM_DATA_DIR:-$ROOT/data}
 mkdir -p "$OUT"
@@ -39,7 +41,8 @@ case $MODE in
   batch)
     # shellcheck disable=SC2086  # EXTRA holds several options
     timeout -k 20 "$LIMIT" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" --jobs "$JOBS" \
-      --budget-minutes "$BUDGET_MINUTES" --speeds "$SPEEDS" --archive "$OUT/results.tar.gz" ${EXTRA:-} 2>&1 | tee -a "$LOG" ;;
+      --budget-minutes "$BUDGET_MINUTES" $(printf -- '--speeds %s ' $SPEEDS) --archive "$OUT/results.tar.gz" \
+      ${EXTRA:-} 2>&1 | tee -a "$LOG" ;;
   bench-headline)
     ONLY=$("$PYTHON" -c "from mlm.manifests.full import PRIORITY; print(' '.join('--only ' + p for p in PRIORITY))")
     # shellcheck disable=SC2086  # ONLY holds several options
