@@ -85,20 +85,23 @@ class RunLock:
     thread of this process refreshes every :data:`HEARTBEAT_SECONDS` until :meth:`release`."""
 
     def __init__(self, path: Path, job: str | None):
-        self.path, self.job = path, job
+        self.path = path
         self.record = {"host": socket.gethostname(), "pid": os.getpid(), "child": None, "job": job,
                        "started": time.time(), "heartbeat": time.time(), "token": os.urandom(8).hex()}
-        self._stop = threading.Event()
+        self._stop, self._mutex = threading.Event(), threading.Lock()
         threading.Thread(target=self._beat, daemon=True).start()
 
     def _write(self) -> None:
+        """Rewrite the lock file with the record, if it is still this lock (called holding ``_mutex``)."""
+        if self._stop.is_set() or not self.held():
+            return
         tmp = self.path.with_name(f".{LOCK}.{self.record['token']}")
         tmp.write_text(json.dumps(self.record))
         os.replace(tmp, self.path)  # readers see the old record or the new one, never half of one
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
-            if self.held():
+            with self._mutex:
                 self.record["heartbeat"] = time.time()
                 self._write()
 
@@ -111,13 +114,16 @@ class RunLock:
 
     def set_child(self, pid: int) -> None:
         """Name the training process this process started: the lock stays held while either lives."""
-        self.record["child"] = pid
-        self._write()
+        with self._mutex:
+            self.record["child"] = pid
+            self._write()
 
     def release(self) -> None:
-        self._stop.set()
-        if self.held():
-            self.path.unlink(missing_ok=True)
+        """Remove the lock file if it is still this lock; the heartbeat stops."""
+        with self._mutex:
+            self._stop.set()
+            if self.held():
+                self.path.unlink(missing_ok=True)
 
 
 def acquire_lock(run_dir: Path, job: str | None = None) -> RunLock | None:
