@@ -136,9 +136,7 @@ def load_checkpoint(path: Path, cfg: Config, fingerprint: str) -> dict:
 def training_state(ckpt: dict, run_dir: Path, device) -> TrainingState:
     """The :class:`TrainingState` a checkpoint resumes, tensors on ``device``; the best weights from
     ``best.pt`` for a checkpoint written before they moved inside it."""
-    best = ckpt.get("best_model")
-    if best is None and (run_dir / BEST_FILE).is_file():
-        best = read_weights(run_dir / BEST_FILE)
+    best = stored_best(ckpt, run_dir)
     return TrainingState(
         lr=ckpt["lr"], epoch=ckpt["epoch"], history=ckpt["history"], best_valid=ckpt["best_valid"],
         best_epoch=ckpt["best_epoch"], bad_epochs=ckpt["bad_epochs"],
@@ -157,17 +155,17 @@ def read_weights(path: Path) -> dict:
         raise CheckpointError(f"cannot read {path}: {err}") from err
 
 
-def best_weights(run_dir: Path) -> dict:
-    """The best validation weights of a run folder: from its checkpoint, or ``best.pt`` in an older folder."""
-    ckpt_path = run_dir / "checkpoint.pt"
-    if ckpt_path.is_file():
-        try:
-            ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
-        except Exception as err:  # a truncated or foreign file
-            raise CheckpointError(f"cannot read {ckpt_path}: {err}") from err
-        if isinstance(ckpt, dict) and ckpt.get("best_model") is not None:
-            return ckpt["best_model"]
-    if (run_dir / BEST_FILE).is_file():
-        return read_weights(run_dir / BEST_FILE)
-    raise CheckpointError(f"{run_dir} holds no best weights (no checkpoint.pt with them, no {BEST_FILE}): the "
-                          "run has not finished an epoch yet.")
+def stored_best(ckpt: dict | None, run_dir: Path) -> dict | None:
+    """The best validation weights of a run folder: its checkpoint's, else an older folder's ``best.pt``, else None."""
+    if ckpt is not None and ckpt.get("best_model") is not None:
+        return ckpt["best_model"]
+    return read_weights(run_dir / BEST_FILE) if (run_dir / BEST_FILE).is_file() else None
+
+
+def best_weights(ckpt: dict | None, run_dir: Path) -> dict:
+    """:func:`stored_best`, or a :class:`CheckpointError` if the run folder holds none."""
+    best = stored_best(ckpt, run_dir)
+    if best is None:
+        raise CheckpointError(f"{run_dir} holds no best weights (no checkpoint.pt with them, no {BEST_FILE}): the "
+                              "run has not finished an epoch yet.")
+    return best

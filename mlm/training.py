@@ -505,7 +505,7 @@ def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str
             raise CheckpointError(f"{ckpt_path} does not exist; the run has not finished an epoch yet.")
         state, source = ckpt["model"], ckpt_path
     else:  # the best weights, asked for by name (run/best.pt) or by weights="best"
-        state, source = best_weights(run_dir), run_dir
+        state, source = best_weights(ckpt, run_dir), run_dir
     if ckpt is not None and ckpt["vocab_fingerprint"] != corpus.vocab.fingerprint():
         raise CheckpointError(f"{run_dir} was trained with a different vocabulary than the corpus files give now "
                               "(the files or the data settings changed); its weights cannot be used with them.")
