@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlm {train,presets,book,data,bench,complete,sweep,reproduce,table} ...``."""
+"""Command line: ``python -m mlm {train,presets,book,data,bench,complete,sweep,reproduce,unpack,table} ...``."""
 
 from __future__ import annotations
 
@@ -145,37 +145,72 @@ def cmd_complete(args) -> int:
     return 0
 
 
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """``NAME=KEY=VALUE[,KEY=VALUE...]`` (``bench --variant``) -> (name, overrides)."""
+    name, _, settings = text.partition("=")
+    if not name or "=" not in settings:
+        raise ConfigError(f"--variant {text!r}: give NAME=KEY=VALUE[,KEY=VALUE...], "
+                          "e.g. fast=train.fused_optimizer=true,train.compile=reduce-overhead")
+    return name, settings.split(",")
+
+
 def cmd_bench(args) -> int:
-    from mlm.bench import bench_preset, format_bench
+    from mlm.bench import bench_concurrent, bench_isolated, bench_preset, format_bench
 
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
     device = [f"train.device={args.device}"] if args.device else []
+    if args.barrier:  # one of bench_concurrent's processes
+        folder, count = args.barrier.rsplit(":", 1)
+        rows = [bench_preset(args.presets[0], args.size, [*args.overrides, *device], batches=args.batches,
+                             seconds=args.seconds, barrier=(Path(folder), int(count)))]
+        Path(args.out).write_text(json.dumps(rows) + "\n")
+        return 0
     if args.manifest:
         if args.presets or args.overrides or args.reference:
             raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
-        from mlm.bench import bench_isolated
-        from mlm.reproduce import bench_specs
+        from mlm.reproduce import bench_specs, select
 
-        rows = []
-        for spec in bench_specs(args.manifest):
-            rows.append(bench_isolated(spec.preset, spec.size, [*spec.all_overrides(), *device], args.batches,
-                                       args.threads, label=spec.id.removesuffix(f"/seed{spec.seed}")))
-            print(f"  {rows[-1]['preset']}: {rows[-1]['train_tokens_per_second']:,.0f} training tokens/s", flush=True)
+        targets = [(s.preset, s.size, s.all_overrides(), s.id.removesuffix(f"/seed{s.seed}"))
+                   for s in select(bench_specs(args.manifest), args.only)]
     elif not args.presets:
         raise ConfigError("name the presets to bench, or a manifest with --manifest")
     else:
-        rows = [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches) for p in args.presets]
+        targets = [(p, args.size, list(args.overrides), None) for p in args.presets]
+    variants = [("default", []), *map(parse_variant, args.variant)]
+    rows = []
+    for count in args.concurrent or [1]:
+        for preset, size, overrides, label in targets:
+            for variant, extra in variants:
+                settings = [*overrides, *device, *extra]
+                if count > 1:
+                    row = bench_concurrent(preset, count, size, settings, args.batches, args.threads,
+                                           args.seconds or 20.0, label)
+                elif args.manifest:
+                    row = bench_isolated(preset, size, settings, args.batches, args.threads, label)
+                else:
+                    row = bench_preset(preset, size, settings, batches=args.batches, seconds=args.seconds)
+                rows.append({**row, "variant": variant, "concurrent": count})
+                write_rows(rows, args.out)  # row by row: a bench stopped early keeps what it measured
+                if args.manifest or count > 1:
+                    print(f"  {row['preset']} ({variant}, {count} at once): {row['train_tokens_per_second']:,.0f} "
+                          "training tokens/s", flush=True)
     if args.reference:
         rows += [bench_preset(p, args.size, [*args.overrides, *device], batches=args.batches, reference=True)
                  for p in args.presets if get_preset(p).model.head != "identity"]
+        write_rows(rows, args.out)
     print(format_bench(rows))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def write_rows(rows: list[dict], out: str | None) -> None:
+    """Write ``bench``'s rows to ``out`` (if given) as a JSON list."""
+    if out:
+        from mlm.utils import atomic_write_json
+
+        atomic_write_json(Path(out), rows)
 
 
 def cmd_sweep(args) -> int:
@@ -207,6 +242,15 @@ def cmd_reproduce(args) -> int:
         if claims:
             print(claims)
     return status
+
+
+def cmd_unpack(args) -> int:
+    from mlm.archive import unpack
+    from mlm.reproduce import unpacked_names
+
+    for line in unpack(args.archive, Path(args.root) / "results", unpacked_names(), args.replace):
+        print(line)
+    return 0
 
 
 def cmd_table(args) -> int:
@@ -265,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="training/evaluation tokens per second of presets")
     p.add_argument("presets", nargs="*")
     p.add_argument("--manifest", help="bench the runs a reproduce manifest names (each in its own process)")
+    p.add_argument("--only", action="append", metavar="PATTERN",
+                   help="with --manifest: the settings whose GROUP/RUN matches this shell pattern (repeatable)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--size", default="full", choices=["full", "reduced"])
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
@@ -273,6 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", action="store_true",
                    help="also time the slow step-by-step reference of each memory head")
     p.add_argument("--out", help="also write the rows as JSON here")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE...]",
+                   help="also bench each preset with these settings, e.g. fast=train.fused_optimizer=true "
+                        "(repeatable; rows say their variant, the default first)")
+    p.add_argument("--concurrent", action="append", type=int, metavar="N",
+                   help="bench N copies at once, each its own process, as reproduce --jobs N shares a GPU "
+                        "(repeatable, e.g. --concurrent 1 --concurrent 14; default 1)")
+    p.add_argument("--seconds", type=float,
+                   help="time each mode for this long, passing over the batches again (default: one pass; "
+                        "20 s for --concurrent N > 1)")
+    p.add_argument("--barrier", help=argparse.SUPPRESS)  # FOLDER:COUNT, for bench_concurrent's processes
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("complete", help="MSR sentence completion accuracy of a trained run")
@@ -306,8 +362,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the command of each run to train (and, for Slurm, the sbatch file), run nothing")
     p.add_argument("--post-only", action="store_true", help="only run the post-steps of finished runs")
     p.add_argument("--root", default=".", help="folder holding runs/ and results/ (default: here)")
-    p.add_argument("--speeds", metavar="JSON",
-                   help="with --list: GPU hours from the training speeds of `bench --manifest NAME --out JSON`")
+    p.add_argument("--speeds", metavar="JSON", action="append",
+                   help="training speeds on a GPU from `bench ... --out JSON` (per setting with --manifest, or per "
+                        "preset, e.g. results/bench-h200.json; repeatable, earlier files first): GPU hours with "
+                        "--list; what fits with --budget-minutes")
+    p.add_argument("--budget-minutes", type=float, metavar="MIN",
+                   help="a batch in a time budget: start only the runs that the --speeds say will end within MIN "
+                        "minutes sharing the device (docs/cluster.md), stop what still runs then, list what is left")
+    p.add_argument("--archive", metavar="PATH.tar.gz",
+                   help="also put every run this call stores into this archive (its results' small files, no "
+                        "checkpoints), rewritten as each run ends; python -m mlm unpack puts it into results/")
     cluster = p.add_argument_group("launching through submitit (docs/cluster.md)")
     cluster.add_argument("--launcher", default="jobs", choices=LAUNCHERS,
                          help="jobs: here, --jobs at a time (default); slurm: one Slurm job array, a task per "
@@ -323,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--parallelism", type=int, default=SlurmOptions.parallelism,
                          help=f"tasks of the array running at once (default {SlurmOptions.parallelism})")
     p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("unpack", help="put the results of a batch's archive (reproduce --archive) into results/")
+    p.add_argument("archive", help="a .tar.gz that reproduce --archive wrote")
+    p.add_argument("--root", default=".", help="folder holding results/ (default: here)")
+    p.add_argument("--replace", action="store_true", help="replace stored results that differ from the archive's")
+    p.set_defaults(func=cmd_unpack)
 
     p = sub.add_parser("table", help="the paper-versus-ours table of whatever results/ holds (Markdown + PNG)")
     p.add_argument("manifests", nargs="*", help="manifests whose runs are listed, missing ones marked (default: all)")
@@ -343,10 +413,11 @@ def main(argv=None) -> int:
         print(f"configuration error: {err}", file=sys.stderr)
         return 2
     except Exception as err:
+        from mlm.archive import ArchiveError
         from mlm.data.corpora import DataError
         from mlm.training import CheckpointError, TrainingDiverged
 
-        if isinstance(err, (DataError, CheckpointError, TrainingDiverged)):
+        if isinstance(err, (DataError, CheckpointError, TrainingDiverged, ArchiveError)):
             print(f"error: {err}", file=sys.stderr)
             return 1
         raise

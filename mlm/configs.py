@@ -116,6 +116,11 @@ class TrainConfig:
     # under bfloat16 autocast, softmax and loss in fp32 (mlm.training.autocast)
     log_interval: int = 50  # batches between progress-bar updates (each one syncs the device)
     threads: int = 0  # CPU threads for torch (0: leave torch's default)
+    checkpoint_minutes: float = 0.0  # also checkpoint inside an epoch every this many minutes (0: at epoch ends
+    # only); the run resumes at the next batch and computes what an uninterrupted one does
+    # speed switches (docs/cluster.md): the same arithmetic with less overhead per step, off by default
+    fused_optimizer: bool = False  # torch's fused optimizer step (SGD, Adam; foreach for RMSprop)
+    compile: str = "none"  # torch.compile the model: "none", "default", "reduce-overhead" (CUDA graphs on a GPU)
 
 
 @dataclass
@@ -251,6 +256,7 @@ def validate(cfg: Config) -> None:
         "train.schedule": (cfg.train.schedule, ("constant", "decay", "plateau")),
         "train.loss_reduction": (cfg.train.loss_reduction, ("sequence_sum", "token_mean")),
         "train.precision": (cfg.train.precision, ("fp32", "tf32", "bf16")),
+        "train.compile": (cfg.train.compile, ("none", "default", "reduce-overhead", "max-autotune")),
         "size": (cfg.size, ("full", "reduced")),
         "model.head": (cfg.model.head, HEAD_NAMES),
         "model.window_kind": (cfg.model.window_kind, ("attention", "key-value", "key-value-predict")),
@@ -275,6 +281,9 @@ def validate(cfg: Config) -> None:
     if not (cfg.train.lr > 0 and cfg.train.head_lr_scale > 0):
         raise ConfigError(f"train.lr and train.head_lr_scale must be positive, got {cfg.train.lr} and "
                           f"{cfg.train.head_lr_scale}")
+    if cfg.train.checkpoint_minutes < 0:
+        raise ConfigError(f"train.checkpoint_minutes must be 0 (at epoch ends only) or positive, got "
+                          f"{cfg.train.checkpoint_minutes}")
     if not 0.0 <= cfg.model.dropout < 1.0:
         raise ConfigError(f"model.dropout must be in [0, 1), got {cfg.model.dropout}")
     m = cfg.model

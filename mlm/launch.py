@@ -12,13 +12,16 @@ starts again), copies the results and runs the post-steps. Three launchers make 
   preempted, submitit requeues it (:class:`ClusterTask`), and the run resumes from its last epoch.
 * ``local``: submitit's local executor, the same tasks as processes of this machine (what the tests run).
 
-A run folder holds a lock while a process trains the run (:func:`write_lock`), and ``job.json`` once the run
-was submitted to a cluster (:func:`cluster_states` asks the scheduler about it): ``reproduce`` leaves such
-runs alone and ``--list`` shows them as running or submitted.
+A run folder holds a lock while a process trains the run (:func:`acquire_lock`: created exclusively, with a
+heartbeat; a stale one is taken over), and ``job.json`` once the run was submitted to a cluster
+(:func:`cluster_states` asks the scheduler about it): ``reproduce`` leaves such runs alone and ``--list``
+shows them as running or submitted. With several GPUs visible, ``--jobs`` spreads its runs over them
+(:class:`GpuPool`); a :class:`Deadline` ends a batch that has a time budget.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -26,6 +29,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -70,28 +74,139 @@ def shell(argv: Sequence[str], threads: int | None = None) -> str:
 
 
 # -- who holds a run ----------------------------------------------------------------------------
-def write_lock(run_dir: Path, pid: int, job: str | None = None) -> None:
-    """Mark ``run_dir`` as held by process ``pid`` of this host (in cluster ``job``, if any)."""
+HEARTBEAT_SECONDS = 30.0  # how often a process refreshes the locks it holds
+STALE_SECONDS = 600.0  # a lock of another host not refreshed for this long is stale: its holder is gone
+YOUNG_SECONDS = 10.0  # a lock file without its contents yet (being written) is held for this long
+
+
+class RunLock:
+    """``run_dir``'s lock, held by this process: ``reproduce.lock`` created exclusively (``O_EXCL``), naming the
+    host, this process, its training process (``child``, once started), the cluster job, and a heartbeat that a
+    thread of this process refreshes every :data:`HEARTBEAT_SECONDS` until :meth:`release`."""
+
+    def __init__(self, path: Path, job: str | None):
+        self.path = path
+        self.record = {"host": socket.gethostname(), "pid": os.getpid(), "child": None, "job": job,
+                       "started": time.time(), "heartbeat": time.time(), "token": os.urandom(8).hex()}
+        self._stop, self._mutex = threading.Event(), threading.Lock()
+        threading.Thread(target=self._beat, daemon=True).start()
+
+    def _write(self) -> None:
+        """Rewrite the lock file with the record, if it is still this lock (called holding ``_mutex``)."""
+        if self._stop.is_set() or not self.held():
+            return
+        tmp = self.path.with_name(f".{LOCK}.{self.record['token']}")
+        tmp.write_text(json.dumps(self.record))
+        os.replace(tmp, self.path)  # readers see the old record or the new one, never half of one
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            with self._mutex:
+                self.record["heartbeat"] = time.time()
+                self._write()
+
+    def held(self) -> bool:
+        """Whether the lock file is still this one (not taken over as stale, not removed)."""
+        try:
+            return json.loads(self.path.read_text()).get("token") == self.record["token"]
+        except (OSError, ValueError):
+            return False
+
+    def set_child(self, pid: int) -> None:
+        """Name the training process this process started: the lock stays held while either lives."""
+        with self._mutex:
+            self.record["child"] = pid
+            self._write()
+
+    def release(self) -> None:
+        """Remove the lock file if it is still this lock; the heartbeat stops."""
+        with self._mutex:
+            self._stop.set()
+            if self.held():
+                self.path.unlink(missing_ok=True)
+
+
+def acquire_lock(run_dir: Path, job: str | None = None) -> RunLock | None:
+    """Take ``run_dir``'s lock for this process (in cluster ``job``, if any), or None if a live process holds it.
+    The lock file is created exclusively, so two processes never both take it; a stale lock
+    (:func:`lock_holder`) is first moved aside and checked to be the one judged stale, so that a lock another
+    process has just taken over is never moved."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / LOCK).write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "started": time.time(),
-                                            "job": job}))
+    path = run_dir / LOCK
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            found = _read_lock(path)
+            if found is not None and (_live(*found, own_job=job) is not None or not _move_stale(path, found[0])):
+                return None
+            continue  # removed meanwhile, or stale and moved aside: create it again
+        lock = RunLock(path, job)
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(lock.record))
+        return lock
+    return None
+
+
+def _move_stale(path: Path, judged: str) -> bool:
+    """Remove the stale lock at ``path`` whose text was ``judged`` stale; False if it is another lock now
+    (another process took the stale one over meanwhile: its lock is put back)."""
+    aside = path.with_name(f".{LOCK}.stale-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return True  # removed by another process meanwhile: try to create it again
+    if aside.read_text() != judged:
+        try:
+            os.link(aside, path)  # exclusive: fails if yet another lock exists now
+        except FileExistsError:
+            pass
+        aside.unlink()
+        return False
+    aside.unlink()
+    return True
+
+
+def _read_lock(path: Path) -> tuple[str, float] | None:
+    """The lock file's text and age in seconds, or None if there is none."""
+    try:
+        return path.read_text(), time.time() - path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _live(text: str, age: float, own_job: str | None = None) -> dict | None:
+    """The record of a lock whose file holds ``text`` if it is live, None if it is stale (:func:`lock_holder`)."""
+    try:
+        lock = json.loads(text)
+    except ValueError:
+        return {"pid": None} if age < YOUNG_SECONDS else None
+    if own_job is not None and lock.get("job") == own_job:
+        return None
+    if lock.get("host") == socket.gethostname():
+        return lock if _alive(lock.get("pid")) or _alive(lock.get("child")) else None
+    heartbeat = lock.get("heartbeat", lock.get("started", 0))
+    return lock if time.time() - heartbeat < STALE_SECONDS else None
+
+
+def lock_holder(run_dir: Path, own_job: str | None = None) -> dict | None:
+    """The record of the live lock of ``run_dir``, or None: no lock, or a stale one. Stale: a lock of this host
+    whose process and training process are both dead; of another host, whose heartbeat is older than
+    :data:`STALE_SECONDS` (a task killed hard, or its node lost); of ``own_job`` (an earlier attempt of the same
+    cluster job, requeued since). A lock still being written is live for :data:`YOUNG_SECONDS`."""
+    found = _read_lock(run_dir / LOCK)
+    return None if found is None else _live(*found, own_job=own_job)
 
 
 def running_pid(run_dir: Path, own_job: str | None = None) -> int | None:
-    """The pid of the live process that holds ``run_dir``'s lock, or None (no lock, or a stale one). A lock
-    of ``own_job`` is stale: an earlier attempt of the same cluster job, requeued since."""
-    try:
-        lock = json.loads((run_dir / LOCK).read_text())
-    except (OSError, ValueError):
-        return None
-    if own_job is not None and lock.get("job") == own_job:
-        return None
-    if lock.get("host") != socket.gethostname():
-        return lock.get("pid")  # another machine's process: cannot be checked, so trust the lock
-    return lock["pid"] if _alive(lock.get("pid")) else None
+    """The pid of the process that holds ``run_dir``'s live lock (:func:`lock_holder`), or None."""
+    lock = lock_holder(run_dir, own_job)
+    return None if lock is None else lock.get("pid") or 0
 
 
 def _alive(pid) -> bool:
+    if pid is None:
+        return False
     try:
         os.kill(int(pid), 0)
     except (ProcessLookupError, ValueError, TypeError):
@@ -101,25 +216,115 @@ def _alive(pid) -> bool:
     return True
 
 
-def run_logged(argv: Sequence[str], threads: int | None, cwd: Path, log: Path, run_dir: Path,
-               job: str | None = None) -> int:
-    """Run ``python -m mlm ...`` (``argv`` as printed) with this interpreter, holding ``run_dir``'s lock;
-    output appended to ``log``. Returns the exit status. Interrupted (a cluster task being requeued), it stops
-    the child too: the run resumes from its last checkpoint, never beside a second copy of itself."""
-    env = dict(os.environ)
+# -- which GPU runs a run ----------------------------------------------------------------------------
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as ``CUDA_VISIBLE_DEVICES`` names them, else CUDA's indices."""
+    names = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if names is not None:
+        return [n.strip() for n in names.split(",") if n.strip()]
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+class GpuPool:
+    """Spreads the runs of ``--jobs N`` over several GPUs: each run gets, as its ``CUDA_VISIBLE_DEVICES``, the GPU
+    with the fewest runs now, ties going round-robin (so N runs start spread evenly)."""
+
+    def __init__(self, gpus: Sequence[str]):
+        self.gpus, self.runs, self.next = list(gpus), [0] * len(gpus), 0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def gpu(self):
+        with self._lock:
+            order = [(self.next + k) % len(self.gpus) for k in range(len(self.gpus))]
+            index = min(order, key=lambda i: self.runs[i])
+            self.runs[index] += 1
+            self.next = index + 1
+        try:
+            yield self.gpus[index]
+        finally:
+            with self._lock:
+                self.runs[index] -= 1
+
+
+def gpu_pool(device: str | None) -> GpuPool | None:
+    """A :class:`GpuPool` when the runs go to CUDA (``cuda``, or ``auto``/None where CUDA is available) without
+    naming one GPU, and more than one is visible; else None (every run sees what this process sees)."""
+    if device not in (None, "auto", "cuda"):
+        return None
+    if device != "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+    gpus = visible_gpus()
+    return GpuPool(gpus) if len(gpus) > 1 else None
+
+
+# -- running a command, within a deadline ----------------------------------------------------------
+class Deadline:
+    """The end of ``reproduce --budget-minutes``: after it no run starts, and :meth:`expire` (a timer's) stops
+    the training processes still running, so that the batch ends in time with what has finished."""
+
+    def __init__(self, at: float):
+        self.at = at  # time.time() at which it expires
+        self.expired = threading.Event()
+        self._children: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, at - time.time()), self.expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def seconds_left(self) -> float:
+        return self.at - time.time()
+
+    def watch(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._children.add(proc)
+        if self.expired.is_set():
+            proc.terminate()
+
+    def forget(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._children.discard(proc)
+
+    def expire(self) -> None:
+        self.expired.set()
+        with self._lock:
+            for proc in self._children:
+                proc.terminate()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def run_logged(argv: Sequence[str], threads: int | None, cwd: Path, log: Path, lock: RunLock | None = None,
+               env: dict | None = None, deadline: Deadline | None = None) -> int:
+    """Run ``python -m mlm ...`` (``argv`` as printed) with this interpreter, ``env`` added to this process's
+    environment, output appended to ``log``; the child is named in ``lock``. Returns the exit status. Interrupted
+    (a cluster task being requeued), or stopped by ``deadline``, it stops the child too: the run resumes from its
+    last checkpoint, never beside a second copy of itself."""
+    env = {**os.environ, **(env or {})}
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     with open(log, "a") as out:
         out.write(f"\n$ {shell(argv, threads)}\n")
         out.flush()
         proc = subprocess.Popen([sys.executable, *argv[1:]], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        write_lock(run_dir, proc.pid, job)
+        if lock is not None:
+            lock.set_child(proc.pid)
+        if deadline is not None:
+            deadline.watch(proc)
         try:
             return proc.wait()
         finally:
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait()
+            if deadline is not None:
+                deadline.forget(proc)
 
 
 # -- the launchers ---------------------------------------------------------------------------------

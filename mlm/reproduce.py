@@ -13,16 +13,22 @@ file beside them. How the runs are started, here or on a Slurm cluster, is :mod:
     python -m mlm reproduce cpu --jobs 2                # train what is missing, two at a time
     python -m mlm reproduce full --device cuda --jobs 4 --only 'full-kong2019*' --dry-run
     python -m mlm reproduce full --launcher slurm --partition gpu --time 240    # a Slurm job array
+    python -m mlm reproduce full --device cuda --jobs 14 --budget-minutes 8 --speeds results/bench-h200.json \
+        --archive out/results.tar.gz                    # what fits in 8 minutes, its results in one archive
 
 Manifests are Python modules ``mlm/manifests/NAME.py`` holding ``RUNS``, or JSON files (see
 :func:`load_manifest`). A module whose later runs depend on earlier ones' results (a grid that chooses
 the setting the rest share) defines ``manifest(results)`` too, and one ``reproduce`` trains the grid, then
-what its choice lists (:func:`reproduce_stages`). The training engine checkpoints after every epoch, so a
-run stopped for any reason continues from its last epoch when ``reproduce`` runs again.
+what its choice lists (:func:`reproduce_stages`); ``PRIORITY`` and ``LAST`` (patterns of ``GROUP/RUN``) order its
+runs (:func:`mlm.budget.priority_order`). The training engine checkpoints after every epoch, so a run stopped
+for any reason continues from its last epoch when ``reproduce`` runs again. With a time budget
+(:class:`Budget`) a batch starts only the runs that fit in it (:mod:`mlm.budget`), and ``--archive`` returns its
+results as one small archive (:mod:`mlm.archive`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import json
@@ -30,64 +36,20 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from mlm.analysis.post_steps import POST_STEPS, run_post_steps
-from mlm.configs import Config, ConfigError, get_preset
-from mlm.launch import (ACTIVE, LOCK, SlurmOptions, available_cores, cluster_states, launch_here, plan_jobs, run_logged,
-                        running_pid, sbatch_script, shell, submit, write_lock)
-from mlm.training import read_metrics
-
-COPIED = ("config.json", "metrics.jsonl", "result.json")  # what results/ keeps of a run folder
-STATES = ("done", "running", "submitted", "partial", "missing")
+from mlm.archive import BatchArchive
+from mlm.budget import Sharing, Speeds, format_plan, plan_batch, priority_order, read_speeds
+from mlm.configs import ConfigError
+from mlm.launch import (Deadline, GpuPool, RunLock, SlurmOptions, acquire_lock, available_cores, gpu_pool, launch_here,
+                        plan_jobs, run_logged, running_pid, sbatch_script, shell, submit)
+from mlm.runspec import COPIED, STATES, Layout, RunSpec, epochs_done, post_outputs, run_state, run_states
 
 
 # -- the manifest ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RunSpec:
-    """One named run: ``python -m mlm train PRESET --size SIZE --set OVERRIDE ... --set train.seed=SEED``.
-
-    ``seed`` None keeps the preset's seed. ``post`` names post-steps (:data:`POST_STEPS`) run on the
-    finished run. ``same_as`` names another run of the manifest with the same configuration (a grid's chosen
-    run that is also a seed of the comparison): once that run is stored, ``reproduce`` copies its files here
-    (:func:`store_copy`) instead of training it twice. ``hours`` is the expected time on one CPU thread
-    (None: not estimated, e.g. GPU runs), ``tokens`` the training tokens of the expected schedule (``epochs``
-    x tokens per epoch; ``results/scripts/estimate_hours.py`` measures both).
-    """
-
-    group: str
-    name: str
-    preset: str
-    size: str = "full"
-    overrides: tuple[str, ...] = ()
-    seed: int | None = None
-    post: tuple[str, ...] = ()
-    hours: float | None = None
-    tokens: float | None = None
-    epochs: int | None = None  # expected epochs under early stopping (a guess); None: train.epochs
-    note: str = ""
-    label: str = ""  # what the run is where its overrides make it another model than the preset names
-    same_as: str = ""  # the id of a run of the same manifest and configuration: its stored files are copied
-
-    @property
-    def id(self) -> str:
-        return f"{self.group}/{self.name}"
-
-    @property
-    def base(self) -> str:
-        """The run's name without its seed folder: the row of the table its seeds average into."""
-        return self.name.rsplit("/seed", 1)[0]
-
-    def all_overrides(self) -> list[str]:
-        return [*self.overrides, *([f"train.seed={self.seed}"] if self.seed is not None else [])]
-
-    def config(self, extra: Sequence[str] = ()) -> Config:
-        """The run's configuration (raises :class:`ConfigError` if the preset or an override is wrong)."""
-        return get_preset(self.preset, self.size, [*self.all_overrides(), *extra])
-
-
 def runs(group: str, name: str, preset: str, size: str = "full", overrides: Iterable[str] = (),
          seeds: Sequence[int] | None = None, **fields) -> list[RunSpec]:
     """The runs of one setting: a single run ``name`` (the preset's seed), or ``name/seedK`` per seed."""
@@ -123,6 +85,16 @@ def load_manifest(name: str | Path, results: Path | None = None) -> list[RunSpec
         staged = getattr(module, "manifest", None)
         specs = list(staged(results) if results is not None and callable(staged) else module.RUNS)
     return check_runs(specs, name)
+
+
+def manifest_priority(name: str | Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The manifest's ``(PRIORITY, LAST)`` patterns (:func:`mlm.budget.priority_order`): a module's attributes,
+    or a JSON manifest's ``"priority"`` and ``"last"`` lists; empty where it gives none."""
+    if Path(name).suffix == ".json":
+        data = json.loads(Path(name).read_text())
+        return tuple(data.get("priority", ())), tuple(data.get("last", ()))
+    module = importlib.import_module(f"mlm.manifests.{name}")
+    return tuple(getattr(module, "PRIORITY", ())), tuple(getattr(module, "LAST", ()))
 
 
 def check_runs(specs: list[RunSpec], name: str | Path) -> list[RunSpec]:
@@ -173,62 +145,6 @@ def select(specs: Sequence[RunSpec], patterns: Sequence[str] | None) -> list[Run
     if not patterns:
         return list(specs)
     return [s for s in specs if any(fnmatch.fnmatch(s.id, p) or fnmatch.fnmatch(s.id, p + "/*") for p in patterns)]
-
-
-# -- where a run lives, and its state ------------------------------------------------------------
-@dataclass(frozen=True)
-class Layout:
-    """``root/runs/GROUP/RUN`` holds the training run (checkpoints), ``root/results/GROUP/RUN`` what is kept."""
-
-    root: Path = Path(".")
-
-    def run_dir(self, spec: RunSpec) -> Path:
-        return self.root / "runs" / spec.group / spec.name
-
-    def result_dir(self, spec: RunSpec) -> Path:
-        return self.root / "results" / spec.group / spec.name
-
-
-def post_outputs(spec: RunSpec) -> list[str]:
-    return [POST_STEPS[p].output for p in spec.post]
-
-
-def run_state(spec: RunSpec, layout: Layout, cluster: dict[Path, str] | None = None) -> str:
-    """``done`` (results stored, post-steps included), ``running`` (a live process holds the lock, or its
-    cluster job runs), ``submitted`` (its cluster job waits in the queue), ``partial`` (a checkpoint, or a
-    finished run waiting for its copy or post-steps) or ``missing``. ``cluster``: the scheduler's states of
-    the runs' jobs (:func:`mlm.launch.cluster_states`; asked here when not given)."""
-    out, run_dir = layout.result_dir(spec), layout.run_dir(spec)
-    if (out / "result.json").is_file() and all((out / f).is_file() for f in post_outputs(spec)):
-        return "done"
-    job = (cluster if cluster is not None else cluster_states([run_dir])).get(run_dir)
-    if job == "RUNNING" or (running_pid(run_dir) is not None and job in ACTIVE | {None}):
-        return "running"  # a lock whose job has ended (killed, say) holds nothing
-    if job in ACTIVE:
-        return "submitted"
-    if (run_dir / "checkpoint.pt").is_file() or (out / "result.json").is_file():
-        return "partial"
-    return "missing"
-
-
-def epochs_done(spec: RunSpec, layout: Layout) -> str:
-    """``"N of M epochs"`` for an unfinished run with epochs in its run folder (``N`` done, from
-    ``metrics.jsonl``; ``M`` the most its configuration allows: early stopping may end it sooner), else ``""`` (a
-    finished run waiting for its copy or post-steps has its ``result.json`` and shows nothing)."""
-    run_dir = layout.run_dir(spec)
-    if (run_dir / "result.json").is_file():
-        return ""
-    try:
-        epochs = len(read_metrics(run_dir))
-    except (OSError, ValueError):
-        return ""
-    return f"{epochs} of {spec.config().train.epochs} epochs" if epochs else ""
-
-
-def run_states(specs: Sequence[RunSpec], layout: Layout) -> dict[str, str]:
-    """id -> :func:`run_state` of every run, asking the cluster's scheduler once for all of them."""
-    cluster = cluster_states([layout.run_dir(s) for s in specs])
-    return {s.id: run_state(s, layout, cluster) for s in specs}
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -293,63 +209,110 @@ def copy_stored(specs: Sequence[RunSpec], layout: Layout, states: dict[str, str]
                 states[spec.id] = "done"
 
 
+def run_files(spec: RunSpec) -> list[str]:
+    """The files ``results/GROUP/RUN`` keeps of a run: its command, :data:`COPIED` and its post-steps' outputs."""
+    return ["command.txt", *COPIED, *post_outputs(spec)]
+
+
+def unpacked_names() -> set[str]:
+    """The file names a batch's archive may hold (:func:`run_files` of any run): what ``unpack`` accepts."""
+    return {"command.txt", *COPIED, *(step.output for step in POST_STEPS.values())}
+
+
 def execute(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, device: str | None,
-            overrides: Sequence[str] = (), echo: Callable[[str], None] = print, job: str | None = None) -> str:
+            overrides: Sequence[str] = (), echo: Callable[[str], None] = print, job: str | None = None,
+            gpus: GpuPool | None = None, deadline: Deadline | None = None) -> str:
     """Train (or resume) ``spec``, store its results, run its post-steps; returns its new state. A run that
     another live process holds (a second ``reproduce`` of the same manifest) is left to it. ``job``: the
-    cluster job this call runs in (:class:`mlm.launch.ClusterTask`), whose own earlier lock is stale."""
+    cluster job this call runs in (:class:`mlm.launch.ClusterTask`), whose own earlier lock is stale. ``gpus``:
+    the GPUs the run may take one of; ``deadline``: a batch's end, after which the run neither starts nor goes on."""
     run_dir = layout.run_dir(spec)
-    holder = running_pid(run_dir, own_job=job)
-    if holder is not None:  # checked again here: the state may have changed since the list of runs was made
-        echo(f"[skip] {spec.id}: process {holder} is training it")
+    if deadline is not None and deadline.expired.is_set():
+        echo(f"[left] {spec.id}: the batch's time is up")
+        return run_state(spec, layout, {})
+    lock = acquire_lock(run_dir, job)  # held from now on, by this process and then its training process too
+    if lock is None:  # checked again here: the state may have changed since the list of runs was made
+        echo(f"[skip] {spec.id}: process {running_pid(run_dir, own_job=job)} is training it")
         return "running"
-    write_lock(run_dir, os.getpid(), job)  # held from now on: by this process, then by its training process
     log = run_dir / "reproduce.log"
     argv = train_command(spec, layout, threads, device, overrides)
     start = time.perf_counter()
-    echo(f"[start] {spec.id}  (log: {log})")
     try:
-        if not (layout.result_dir(spec) / "result.json").is_file():
-            rc = run_logged(argv, threads, layout.root, log, run_dir, job)
-            finished = rc == 0 and (run_dir / "result.json").is_file()
-            if not finished:
-                echo(f"[failed] {spec.id}: exit status {rc}, see {log}")
-                return run_state(spec, layout, {})  # {}: no scheduler to ask, this process holds the run
-            post = post_command(spec, manifest)
-            store_result(spec, layout, shell(argv, threads) + ("\n" + shell(post, threads) if post else ""))
-        post = post_command(spec, manifest)
-        if post and run_state(spec, layout, {}) != "done":
-            rc = run_logged(post, threads, layout.root, log, run_dir, job)
-            if rc != 0:
-                echo(f"[failed] {spec.id}: post-step exit status {rc}, see {log}")
-                return run_state(spec, layout, {})
+        with gpus.gpu() if gpus is not None else contextlib.nullcontext() as gpu:
+            echo(f"[start] {spec.id}" + (f" on GPU {gpu}" if gpu is not None else "") + f"  (log: {log})")
+            failure = train_and_store(spec, manifest, layout, threads, argv, log, lock,
+                                      {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}, deadline)
     finally:
-        (run_dir / LOCK).unlink(missing_ok=True)
-    state = run_state(spec, layout, {})
-    echo(f"[{state}] {spec.id} after {(time.perf_counter() - start) / 60:.1f} min")
+        lock.release()
+    state = run_state(spec, layout, {})  # {}: no scheduler to ask, this process held the run
+    echo(failure or f"[{state}] {spec.id} after {(time.perf_counter() - start) / 60:.1f} min")
     return state
+
+
+def train_and_store(spec: RunSpec, manifest: str, layout: Layout, threads: int | None, argv: list[str], log: Path,
+                    lock: RunLock, env: dict, deadline: Deadline | None) -> str | None:
+    """:func:`execute`'s work, its lock held: train the run unless its result is stored, store it, run its
+    post-steps. Returns what went wrong, or None."""
+    run_dir = layout.run_dir(spec)
+    if not (layout.result_dir(spec) / "result.json").is_file():
+        rc = run_logged(argv, threads, layout.root, log, lock, env, deadline)
+        if rc != 0 or not (run_dir / "result.json").is_file():
+            if deadline is not None and deadline.expired.is_set():
+                return f"[stopped] {spec.id}: the batch's time ran out"
+            return f"[failed] {spec.id}: exit status {rc}, see {log}"
+        post = post_command(spec, manifest)
+        store_result(spec, layout, shell(argv, threads) + ("\n" + shell(post, threads) if post else ""))
+    post = post_command(spec, manifest)
+    if post and not all((layout.result_dir(spec) / f).is_file() for f in post_outputs(spec)):
+        rc = run_logged(post, threads, layout.root, log, lock, env, deadline)
+        if rc != 0:
+            return f"[failed] {spec.id}: post-step exit status {rc}, see {log}"
+    return None
+
+
+@dataclass
+class Budget:
+    """A batch with a time budget (``reproduce --budget-minutes``): its :class:`~mlm.launch.Deadline`, the speeds
+    that plan it, and, as it goes, the runs it started with the minute each was expected to end."""
+
+    deadline: Deadline
+    speeds: Speeds
+    sharing: Sharing = Sharing()
+    planned: dict[str, float] = field(default_factory=dict)  # id -> the minute the plan expects it to end
+    ended: dict[str, float] = field(default_factory=dict)  # id -> the minute it ended (done, stopped or failed)
+    started: float = field(default_factory=time.time)
 
 
 # -- running a manifest ----------------------------------------------------------------------------
 def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int = 1, cores: int | None = None,
               device: str | None = None, dry_run: bool = False, echo: Callable[[str], None] = print,
-              launcher: str = "jobs", slurm: SlurmOptions = SlurmOptions(),
-              overrides: Sequence[str] = ()) -> dict[str, str]:
-    """Start every run of ``specs`` that is neither done, running nor submitted; returns id -> state.
-    ``overrides`` go to every run's command (e.g. ``train.precision=bf16``), and so into its ``command.txt``.
+              launcher: str = "jobs", slurm: SlurmOptions = SlurmOptions(), overrides: Sequence[str] = (),
+              priority: tuple[Sequence[str], Sequence[str]] = ((), ()), budget: Budget | None = None,
+              archive: BatchArchive | None = None) -> dict[str, str]:
+    """Start every run of ``specs`` that is neither done, running nor submitted, in the order of ``priority``
+    (:func:`manifest_priority`); returns id -> state. ``overrides`` go to every run's command (e.g.
+    ``train.precision=bf16``), and so into its ``command.txt``.
 
-    ``launcher`` (:mod:`mlm.launch`): "jobs" trains the runs here, ``jobs`` at a time; "local" submits them
-    to submitit's local executor, all at once; both return when the runs end. "slurm" submits them as one
-    Slurm job array with ``slurm``'s options and returns at once (the runs "submitted").
+    ``launcher`` (:mod:`mlm.launch`): "jobs" trains the runs here, ``jobs`` at a time (spread over the GPUs
+    when several are visible); "local" submits them to submitit's local executor, all at once; both return when
+    the runs end. "slurm" submits them as one Slurm job array with ``slurm``'s options and returns at once (the
+    runs "submitted"). ``budget`` (the "jobs" launcher): start only the runs that fit in it, stop the rest at its
+    deadline. ``archive``: every run this call stores goes into it as soon as it is stored.
     """
     states = run_states(specs, layout)
+    before = dict(states)
     copy_stored(specs, layout, states, echo, dry_run)
-    todo = [s for s in specs if states[s.id] in ("partial", "missing") and not s.same_as]  # copies never train
+    todo = priority_order([s for s in specs if states[s.id] in ("partial", "missing") and not s.same_as], *priority)
     if launcher == "slurm":
         threads = slurm.cpus_per_job
     else:
         jobs, threads = plan_jobs(jobs if launcher == "jobs" else len(todo), cores or available_cores(),
                                   device or "cpu")
+    if budget is not None:
+        plan = plan_batch(todo, budget.speeds, budget.deadline.seconds_left(), jobs, overrides, budget.sharing)
+        echo(format_plan(plan, budget.deadline.seconds_left() / 60, jobs))
+        budget.planned.update({spec.id: end for spec, end in plan.start})
+        todo = [spec for spec, _ in plan.start]
     folder = layout.root / "runs" / "submitit"  # submitit's own files: pickled calls, logs
     if dry_run:
         if launcher == "slurm" and todo:
@@ -362,11 +325,20 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
         return states
     if launcher == "jobs":
         echo(f"{len(todo)} of {len(specs)} runs to train, {jobs} at a time, {threads} thread(s) each")
-        calls = [(s, manifest, layout, threads, device, overrides, echo) for s in todo]
-        states.update({s.id: state for s, state in zip(todo, launch_here(execute, calls, jobs))})
+        deadline, gpus = budget.deadline if budget else None, gpu_pool(device)
+
+        def train_and_archive(spec: RunSpec) -> str:
+            state = execute(spec, manifest, layout, threads, device, overrides, echo, gpus=gpus, deadline=deadline)
+            if budget is not None:
+                budget.ended[spec.id] = (time.time() - budget.started) / 60
+            if state == "done" and archive is not None:
+                archive.add(f"{spec.group}/{spec.name}", run_files(spec))
+            return state
+
+        states.update({s.id: state for s, state in zip(todo, launch_here(train_and_archive, [(s,) for s in todo],
+                                                                          jobs))})
         copy_stored(specs, layout, states, echo)  # a source that has just finished
-        return states
-    if todo:  # in a cluster job, each run's messages go to its log (execute's echo: print)
+    elif todo:  # in a cluster job, each run's messages go to its log (execute's echo: print)
         submitted = submit(execute, [(s, manifest, layout, threads, device, overrides) for s in todo],
                            [layout.run_dir(s) for s in todo], launcher, slurm, folder)
         echo(f"{len(todo)} of {len(specs)} runs submitted ({launcher} job "
@@ -374,9 +346,13 @@ def reproduce(specs: Sequence[RunSpec], manifest: str, layout: Layout, jobs: int
         if launcher == "local":
             for job in submitted:
                 job.result()  # raises if the job failed
-    states = run_states(specs, layout)
+    if launcher != "jobs":
+        states = run_states(specs, layout)
     if launcher == "local":
         copy_stored(specs, layout, states, echo)  # a source that has just finished
+    for spec in specs:  # copies, and runs a cluster job stored
+        if archive is not None and states[spec.id] == "done" and before[spec.id] != "done":
+            archive.add(f"{spec.group}/{spec.name}", run_files(spec))
     return states
 
 
@@ -385,11 +361,14 @@ def reproduce_stages(load: Callable[[], list[RunSpec]], manifest: str, layout: L
     """:func:`reproduce` the runs that ``load()`` lists, then list them again and go on while the list grows:
     a staged manifest (a grid whose choice the later runs share) lists its later runs only once the grid is
     stored, and the same call trains them. Returns the last list and its states. A dry run, or a Slurm
-    submission (which returns before the runs end), does one stage: run the command again when it has ended."""
+    submission (which returns before the runs end), does one stage: run the command again when it has ended;
+    a batch whose time is up ends too."""
     specs, seen = load(), set()
+    budget = options.get("budget")
     while True:
         states = reproduce(specs, manifest, layout, echo=echo, **options)
-        if options.get("dry_run") or options.get("launcher", "jobs") == "slurm":
+        if options.get("dry_run") or options.get("launcher", "jobs") == "slurm" or (
+                budget is not None and budget.deadline.expired.is_set()):
             return specs, states
         seen |= {s.id for s in specs}
         more = load()
@@ -405,16 +384,16 @@ def estimated_hours(specs: Sequence[RunSpec]) -> float:
     return sum(s.hours or 0 for s in specs if not s.same_as)
 
 
-def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, float] | None = None) -> str:
+def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: Speeds | None = None) -> str:
     """One line per run: state, id, hours, preset and overrides (a running or partial run adds the epochs it
     has done); then the runs per state and the totals: the
-    CPU hours the manifest estimates, its training tokens and, given ``speeds`` (setting -> training tokens
-    per second on a GPU, :func:`read_speeds`), the GPU hours of training, tokens / speed."""
+    CPU hours the manifest estimates, its training tokens and, given ``speeds`` (training tokens per second
+    on a GPU, :func:`mlm.budget.read_speeds`), the GPU hours of training, tokens / speed."""
     states = run_states(specs, layout)
     lines, counts, gpu_hours = [], {s: 0 for s in STATES}, {}
     for spec in specs:
         counts[states[spec.id]] += 1
-        speed = (speeds or {}).get(f"{spec.group}/{spec.base}")
+        speed = speeds.of(spec) if speeds is not None else None
         if speed and spec.tokens:
             gpu_hours[spec.id] = 0.0 if spec.same_as else spec.tokens / speed / 3600
         hours = spec.hours if spec.hours is not None else gpu_hours.get(spec.id)
@@ -436,15 +415,43 @@ def format_list(specs: Sequence[RunSpec], layout: Layout, speeds: dict[str, floa
     return "\n".join(lines)
 
 
-def read_speeds(path: str | Path) -> dict[str, float]:
-    """Setting (``GROUP/RUN`` without the seed) -> training tokens per second, from the rows that
-    ``python -m mlm bench --manifest NAME --device cuda --out PATH`` writes."""
-    return {row["preset"]: row["train_tokens_per_second"] for row in json.loads(Path(path).read_text())}
-
-
 # -- the command line ------------------------------------------------------------------------------
+def open_budget(args) -> Budget | None:
+    """The :class:`Budget` of ``--budget-minutes`` (its deadline counted from now), or None without one."""
+    if not args.budget_minutes:
+        return None
+    if args.launcher != "jobs" or args.list or args.post_only:
+        raise ConfigError("--budget-minutes plans a batch that reproduce trains here (--launcher jobs)")
+    if not args.speeds:
+        raise ConfigError("--budget-minutes needs --speeds JSON, the measured speeds that say what fits (e.g. "
+                          "results/bench-h200.json, or python -m mlm bench --manifest NAME --device cuda --out JSON)")
+    try:
+        speeds = read_speeds(*args.speeds)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    return Budget(Deadline(time.time() + args.budget_minutes * 60), speeds)
+
+
+def format_batch(budget: Budget, layout: Layout, specs: Sequence[RunSpec], states: dict[str, str],
+                 minutes: float) -> str:
+    """How a budgeted batch went: the minute each started run ended beside the one the plan expected (and, for
+    a finished run, its training's own wall time), and the count of runs left for a longer allocation."""
+    lines = []
+    for spec in [s for s in specs if s.id in budget.planned]:
+        result = layout.result_dir(spec) / "result.json"
+        took = json.loads(result.read_text())["wall_seconds"] / 60 if states[spec.id] == "done" else None
+        ended = budget.ended.get(spec.id)
+        lines.append(f"  [{states[spec.id]}] {spec.id}: " + (f"ended at {ended:.1f} min, " if ended else "")
+                     + f"planned {budget.planned[spec.id]:.1f}" + (f"; {took:.1f} min in train()" if took else ""))
+    done = sum(states[i] == "done" for i in budget.planned)
+    left = sum(state != "done" for i, state in states.items() if i not in budget.planned)
+    return "\n".join([f"batch: {done} of {len(budget.planned)} started runs done in {minutes:.1f} min; "
+                       f"{left} run(s) of the manifest left for a longer allocation", *lines])
+
+
 def main(args) -> int:
     """``python -m mlm reproduce`` (arguments parsed in :mod:`mlm.cli`)."""
+    start = time.perf_counter()
     layout = Layout(Path(args.root).resolve() if args.launcher != "jobs" else Path(args.root))
     load = lambda: select(load_manifest(args.manifest, layout.root / "results"), args.only)  # noqa: E731
     specs = load()
@@ -454,20 +461,32 @@ def main(args) -> int:
     for spec in specs:  # every config must be valid before anything starts
         spec.config(args.overrides)
     if args.list:
-        print(format_list(specs, layout, read_speeds(args.speeds) if args.speeds else None))
+        print(format_list(specs, layout, read_speeds(*args.speeds) if args.speeds else None))
         return 0
     if args.post_only:
         for spec in specs:
             if (layout.run_dir(spec) / "result.json").is_file() and spec.post:
                 run_post_steps(spec.post, layout.run_dir(spec), layout.result_dir(spec), args.device)
         return 0
+    budget = open_budget(args)
+    archive = BatchArchive(Path(args.archive), layout.root / "results") if args.archive and not args.dry_run else None
     slurm = SlurmOptions(args.partition, args.account, args.time, args.gpus_per_job, args.cpus_per_job,
                          args.parallelism)
-    specs, states = reproduce_stages(load, args.manifest, layout, jobs=args.jobs, cores=args.cores,
-                                     device=args.device, dry_run=args.dry_run, launcher=args.launcher,
-                                     slurm=slurm, overrides=args.overrides)
+    try:
+        specs, states = reproduce_stages(load, args.manifest, layout, jobs=args.jobs, cores=args.cores,
+                                         device=args.device, dry_run=args.dry_run, launcher=args.launcher,
+                                         slurm=slurm, overrides=args.overrides,
+                                         priority=manifest_priority(args.manifest), budget=budget, archive=archive)
+    finally:
+        if budget is not None:
+            budget.deadline.cancel()
     if args.dry_run or args.launcher == "slurm":  # the jobs run on: --list follows them
         return 0
+    if archive is not None:
+        print(f"archive: {archive.path} ({len(archive.folders)} run(s))")
+    if budget is not None:
+        print(format_batch(budget, layout, specs, states, (time.perf_counter() - start) / 60))
+        return 0 if all(states[i] == "done" for i in budget.planned) else 1
     not_done = [i for i, s in states.items() if s != "done"]
     print(f"{len(specs) - len(not_done)} of {len(specs)} runs done" +
           (f"; not done: {', '.join(not_done)}" if not_done else ""))

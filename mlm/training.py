@@ -6,8 +6,9 @@ epoch, keeps the best weights, and finally scores the test set with them. A run 
 
 * ``config.json``    the exact configuration,
 * ``metrics.jsonl``  one JSON line per epoch (learning rate, train/valid perplexity, speed),
-* ``checkpoint.pt``  the latest epoch's full training state (atomic; resuming continues from it),
-* ``best.pt``        the weights with the best validation perplexity so far,
+* ``checkpoint.pt``  the full training state after the latest epoch (or, with ``train.checkpoint_minutes``,
+                     inside one), the weights with the best validation perplexity so far included
+                     (one atomic write; resuming continues from it, :mod:`mlm.checkpoints`),
 * ``result.json``    the summary: best validation and test perplexity, parameters, tokens/second,
                      epochs, updates, threads and the machine (host, CPU model, GPU, torch version).
 
@@ -37,16 +38,14 @@ from mlm.models.attentive import AttentiveHead
 from mlm.regularizers import build_regularizer
 from mlm.models.recurrent_memory import RecurrentMemoryHead
 from mlm.models.short_attention import NgramHead, WindowAttentionHead
-from mlm.utils import (atomic_torch_save, atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu,
-                       headless, machine_info, set_seed)
+from mlm.checkpoints import (BEST_FILE, CheckpointError, TrainingState, best_weights, load_checkpoint, map_tensors,
+                             restore_rng, save_checkpoint, training_state)
+from mlm.utils import (atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu, headless, machine_info,
+                       set_seed)
 
 
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or infinite."""
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint does not match the run that tries to use it."""
 
 
 # -- building blocks --------------------------------------------------------------------
@@ -148,16 +147,32 @@ def build_model(cfg: Config, vocab_size: int, pad_id: int = 0, corpus: Corpus | 
 
 def build_optimizer(cfg: Config, model) -> torch.optim.Optimizer:
     """The optimiser of ``cfg.train``; the memory head's parameters form a second group whose
-    learning rate is ``train.head_lr_scale`` times the rest (each group keeps its ``scale``)."""
+    learning rate is ``train.head_lr_scale`` times the rest (each group keeps its ``scale``).
+    ``train.fused_optimizer`` takes torch's fused step (one kernel for all parameters: SGD, Adam) or its
+    multi-tensor step (RMSprop): the same update, with the last digits rounded in another order."""
     t = cfg.train
     head_ids = {id(p) for p in model.head.parameters()}
     groups = [{"params": [p for p in model.parameters() if id(p) not in head_ids], "scale": 1.0}]
     if head_ids:
         groups.append({"params": list(model.head.parameters()), "scale": t.head_lr_scale})
     kind = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "rmsprop": torch.optim.RMSprop}[t.optimizer]
-    optimizer = kind(groups, lr=t.lr, weight_decay=t.weight_decay)
+    fused = {"fused": True} if t.optimizer in ("sgd", "adam") else {"foreach": True}
+    optimizer = kind(groups, lr=t.lr, weight_decay=t.weight_decay, **(fused if t.fused_optimizer else {}))
     set_lr(optimizer, t.lr)
     return optimizer
+
+
+def compile_model(model: LanguageModel, mode: str):
+    """The forward pass that training steps call: ``model`` itself for ``train.compile="none"``, else
+    ``torch.compile(model, mode=...)`` ("reduce-overhead" replays CUDA graphs on a GPU: fewer kernel launches
+    per step). It shares the model's parameters; evaluation and checkpoints use the model itself. Random draws
+    (dropout, the regularizers' noise) fall back to eager's generator, so a seed draws the same masks either way."""
+    if mode == "none":
+        return model
+    import torch._inductor.config
+
+    torch._inductor.config.fallback_random = True
+    return torch.compile(model, mode=None if mode == "default" else mode)
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
@@ -190,8 +205,9 @@ def autocast(cfg: Config, device):
 
 
 # -- one epoch --------------------------------------------------------------------------
-def training_forward(model, batch, state=None, memory=None):
-    """One training forward pass: ``(output, summed NLL, regularizer penalty or None)``.
+def training_forward(model, batch, state=None, memory=None, forward=None):
+    """One training forward pass: ``(output, summed NLL, regularizer penalty or None)``; ``forward``: the
+    model's forward pass to call (a compiled one, :func:`compile_model`), else the model.
 
     An embedding regularizer (chapter 5) first draws its noise: data noising replaces the inputs
     (and, for Kneser-Ney, the targets); smoothing notes the targets whose output rows it draws.
@@ -200,28 +216,39 @@ def training_forward(model, batch, state=None, memory=None):
     reg = getattr(model, "regularizer", None)
     if reg is not None:
         inputs, targets = reg.prepare(inputs, targets, batch.mask)
-    out = model(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
+    forward = model if forward is None else forward
+    out = forward(inputs, state=state, reset=batch.reset, mask=batch.mask, memory=memory)
     nll = masked_nll(out.logits.float(), targets, batch.mask)
     return out, nll, (reg.penalty(model) if reg is not None else None)
 
 
-def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progress=None,
-                epoch: int = 0) -> EvalResult:
-    """One pass over ``batches``; returns the training NLL and token count."""
+def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progress=None, epoch: int = 0,
+                forward=None, resume: dict | None = None, on_batch=None) -> EvalResult:
+    """One pass over ``batches``; returns the training NLL and token count. ``forward``: as for
+    :func:`training_forward`. ``resume``: a mid-epoch checkpoint's ``in_epoch`` (batches done, the carried state
+    and memory, the running loss and tokens) to go on from, the batches in their state of the epoch's start.
+    ``on_batch(done, total, tokens, state, memory)`` follows every batch (mid-epoch checkpoints)."""
     model.train()
     t = cfg.train
-    total = torch.zeros((), dtype=torch.float64, device=device)
-    tokens = 0
-    state = memory = None
+    resume = resume or {}
+    done = resume.get("batch", 0)
+    total = resume.get("total", torch.zeros((), dtype=torch.float64, device=device))
+    tokens = resume.get("tokens", 0)
+    state, memory = resume.get("state"), resume.get("memory")
+    graphs = t.compile == "reduce-overhead" and torch.device(device).type == "cuda"
     params = [p for p in model.parameters() if p.requires_grad]
     for i, batch in enumerate(batches):
+        if i < done:
+            continue  # trained before the mid-epoch checkpoint this epoch resumes from
         n_tokens = batch.num_tokens
         rows = batch.inputs.size(0)
         batch = batch.to(device)
         if not batches.carry_state:
             state = memory = None
+        if graphs:  # a new step: the CUDA graphs may reuse the memory of the last step's outputs
+            torch.compiler.cudagraph_mark_step_begin()
         with autocast(cfg, device):
-            out, nll, penalty = training_forward(model, batch, state, memory)
+            out, nll, penalty = training_forward(model, batch, state, memory, forward)
         # "sequence_sum": summed over time, averaged over rows (Zaremba's and Salton's code);
         # "token_mean": averaged over every scored token.
         loss = nll / rows if t.loss_reduction == "sequence_sum" else nll / max(n_tokens, 1)
@@ -234,6 +261,8 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
         optimizer.step()
         if batches.carry_state:
             state, memory = detach_state(out.state), detach_state(out.memory)
+            if graphs:  # copied out of the graphs' memory before the next step reuses it
+                state, memory = map_tensors(state, torch.clone), map_tensors(memory, torch.clone)
         total += nll.detach().double()
         tokens += n_tokens
         last = i + 1 == len(batches)
@@ -246,6 +275,8 @@ def train_epoch(model, batches: Batches, optimizer, cfg: Config, device, progres
             if progress is not None:
                 progress.update((i + 1) - progress.n)
                 progress.set_postfix(ppl=f"{math.exp(value / max(tokens, 1)):.1f}", refresh=False)
+        if on_batch is not None:
+            on_batch(i + 1, total, tokens, state, memory)
     return EvalResult(float(total), tokens)
 
 
@@ -268,13 +299,43 @@ def _bar(total, desc, enabled, leave):
     return tqdm(total=total, desc=desc, leave=leave, mininterval=1.0)
 
 
+def open_run_dir(run_dir: Path, cfg: Config, fingerprint: str, model, optimizer, batches: Batches, device,
+                 resume: bool) -> TrainingState | None:
+    """Prepare ``run_dir`` for :func:`train`: with ``resume``, restore its checkpoint into the model, optimiser,
+    batches and random states, rewrite ``metrics.jsonl`` from the checkpoint's history and return the
+    :class:`TrainingState` to go on from; without, delete an earlier run's files. Writes ``config.json``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt_path, run = run_dir / "checkpoint.pt", None
+    if resume and ckpt_path.exists():
+        ckpt = load_checkpoint(ckpt_path, cfg, fingerprint)  # on the CPU: see load_checkpoint
+        model.load_state_dict(ckpt["model"])  # copies the weights onto the model's device
+        if len(ckpt["optimizer"]["param_groups"]) != len(optimizer.param_groups):
+            raise CheckpointError(
+                f"{ckpt_path} was written before the memory head had its own learning-rate group "
+                f"(train.head_lr_scale) and cannot be resumed exactly. Start the run again with "
+                f"--restart (or train(..., resume=False)), or use a new run folder.")
+        optimizer.load_state_dict(ckpt["optimizer"])  # moves its state to the parameters' device
+        batches.load_state_dict(ckpt["batches"])
+        restore_rng(ckpt["rng"], device)
+        run = training_state(ckpt, run_dir, device)
+        # metrics.jsonl follows the checkpoint, which is written first: a stop between the two writes
+        # would otherwise leave the file one epoch short for good
+        atomic_write_bytes(run_dir / "metrics.jsonl", "".join(map(_metrics_line, run.history)).encode())
+    elif not resume:
+        for stale in ("checkpoint.pt", BEST_FILE, "metrics.jsonl", "result.json"):
+            (run_dir / stale).unlink(missing_ok=True)
+    atomic_write_bytes(run_dir / "config.json", (cfg.to_json() + "\n").encode())
+    return run
+
+
 def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, progress: bool | None = None,
           max_epochs: int | None = None) -> RunResult:
     """Train ``cfg`` to the end (or ``max_epochs`` more epochs), then score the test set.
 
     With a ``run_dir`` holding a checkpoint of the same configuration and ``resume``, the
-    run continues where it stopped; a finished run is loaded, not retrained. ``progress``
-    shows tqdm bars; None means yes, unless the book runner executes the chapter headless.
+    run continues where it stopped (inside an epoch, at the next batch, after a mid-epoch checkpoint);
+    a finished run is loaded, not retrained. ``progress`` shows tqdm bars; None means yes, unless the
+    book runner executes the chapter headless.
     """
     if progress is None:
         progress = not headless()
@@ -289,119 +350,100 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     train_batches = build_batches(cfg, corpus, "train").to(device)
     valid_batches = build_batches(cfg, corpus, "valid").to(device)
     model = build_model(cfg, len(vocab), vocab.pad_id, corpus).to(device)
+    forward = compile_model(model, t.compile)
     optimizer = build_optimizer(cfg, model)
 
     run_dir = Path(run_dir) if run_dir is not None else None
-    history: list[dict] = []
-    start_epoch, best_valid, best_epoch, bad_epochs, lr = 1, math.inf, 0, 0, t.lr
-    best_state = None
-    train_seconds = train_tokens = wall_before = 0.0  # wall_before: wall time of earlier sessions
+    run = TrainingState(lr=t.lr)
     if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        ckpt_path = run_dir / "checkpoint.pt"
-        if resume and ckpt_path.exists():
-            ckpt = _load_checkpoint(ckpt_path, cfg, vocab.fingerprint())  # on the CPU: see _load_checkpoint
-            model.load_state_dict(ckpt["model"])  # copies the weights onto the model's device
-            if len(ckpt["optimizer"]["param_groups"]) != len(optimizer.param_groups):
-                raise CheckpointError(
-                    f"{ckpt_path} was written before the memory head had its own learning-rate group "
-                    f"(train.head_lr_scale) and cannot be resumed exactly. Start the run again with "
-                    f"--restart (or train(..., resume=False)), or use a new run folder.")
-            optimizer.load_state_dict(ckpt["optimizer"])  # moves its state to the parameters' device
-            train_batches.load_state_dict(ckpt["batches"])
-            torch.set_rng_state(ckpt["rng"]["torch"])
-            if device.type == "cuda" and ckpt["rng"].get("cuda") is not None:
-                torch.cuda.set_rng_state_all(ckpt["rng"]["cuda"])
-            history = ckpt["history"]
-            # metrics.jsonl follows the checkpoint, which is written first: a stop between the two writes
-            # would otherwise leave the file one epoch short for good
-            atomic_write_bytes(run_dir / "metrics.jsonl", "".join(map(_metrics_line, history)).encode())
-            start_epoch = ckpt["epoch"] + 1
-            best_valid, best_epoch, bad_epochs, lr = (ckpt["best_valid"], ckpt["best_epoch"],
-                                                      ckpt["bad_epochs"], ckpt["lr"])
-            train_seconds, train_tokens = ckpt["train_seconds"], ckpt["train_tokens"]
-            # checkpoints written before the wall time was kept know only their training seconds
-            wall_before = ckpt.get("wall_seconds", train_seconds)
-            if (run_dir / "best.pt").exists():
-                best = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
-                best_state = {k: v.to(device) for k, v in best.items()}
-        elif not resume:
-            for stale in ("checkpoint.pt", "best.pt", "metrics.jsonl", "result.json"):
-                (run_dir / stale).unlink(missing_ok=True)
-        atomic_write_bytes(run_dir / "config.json", (cfg.to_json() + "\n").encode())
+        run = open_run_dir(run_dir, cfg, vocab.fingerprint(), model, optimizer, train_batches, device, resume) or run
 
-    stop_epoch = t.epochs if max_epochs is None else min(t.epochs, start_epoch - 1 + max_epochs)
-    stopped_early = bool(history and history[-1].get("stopped_early"))
+    stop_epoch = t.epochs if max_epochs is None else min(t.epochs, run.epoch + max_epochs)
+    stopped_early = bool(run.history and run.history[-1].get("stopped_early"))
     epochs_bar = _bar(t.epochs, cfg.name, progress, leave=True)
     if epochs_bar is not None:
-        epochs_bar.update(start_epoch - 1)
-    wall_start = time.perf_counter()
-    epoch = start_epoch - 1
-    for epoch in range(start_epoch, stop_epoch + 1):
+        epochs_bar.update(run.epoch)
+    wall_start = last_save = time.perf_counter()
+
+    def save(batches_state: dict, in_epoch: dict | None = None) -> None:
+        save_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), model, optimizer, batches_state, run,
+                        device, run.wall_before + time.perf_counter() - wall_start, in_epoch)
+
+    def save_mid_epoch(done, total, tokens, state, memory) -> None:  # every train.checkpoint_minutes
+        nonlocal last_save
+        now = time.perf_counter()
+        if now - last_save >= t.checkpoint_minutes * 60:
+            save(order, {"batch": done, "total": total, "tokens": tokens, "state": state, "memory": memory,
+                         "seconds": partial.get("seconds", 0.0) + now - start})
+            last_save = now
+
+    for epoch in range(run.epoch + 1, stop_epoch + 1):
         if stopped_early:
             break
         if t.schedule == "decay":
-            lr = scheduled_lr(cfg, epoch)
-        set_lr(optimizer, lr)
+            run.lr = scheduled_lr(cfg, epoch)
+        set_lr(optimizer, run.lr)
+        partial, run.in_epoch = run.in_epoch or {}, None  # how far a mid-epoch checkpoint got
+        order = train_batches.state_dict()  # before the epoch's shuffle: where a mid-epoch checkpoint resumes
         bar = _bar(len(train_batches), f"epoch {epoch}", progress, leave=False)
         start = time.perf_counter()
         with deterministic_on_cpu(device):  # the same weights from one seed at any thread count
-            train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch)
+            train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch, forward, partial,
+                                    save_mid_epoch if run_dir is not None and t.checkpoint_minutes > 0 else None)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
+        seconds = partial.get("seconds", 0.0) + time.perf_counter() - start
         if bar is not None:
             bar.close()
-        train_seconds += seconds
-        train_tokens += train_res.tokens
+        run.train_seconds += seconds
+        run.train_tokens += train_res.tokens
         valid_res = evaluate(model, valid_batches, device)
         if not math.isfinite(valid_res.loss):
             raise TrainingDiverged(f"the validation loss became {valid_res.loss} after epoch {epoch}. The last good "
                                    "checkpoint is kept. Try a smaller train.lr or a tighter train.clip.")
-        improved = valid_res.perplexity < best_valid
+        improved = valid_res.perplexity < run.best_valid
         if improved:
-            best_valid, best_epoch, bad_epochs = valid_res.perplexity, epoch, 0
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            run.best_valid, run.best_epoch, run.bad_epochs = valid_res.perplexity, epoch, 0
+            run.best_model = {k: v.detach().clone() for k, v in model.state_dict().items()}
         else:
-            bad_epochs += 1
-        record = {"epoch": epoch, "lr": lr, "train_ppl": train_res.perplexity,
-                  "valid_ppl": valid_res.perplexity, "best_valid_ppl": best_valid,
+            run.bad_epochs += 1
+        record = {"epoch": epoch, "lr": run.lr, "train_ppl": train_res.perplexity,
+                  "valid_ppl": valid_res.perplexity, "best_valid_ppl": run.best_valid,
                   "seconds": seconds, "tokens_per_second": train_res.tokens / max(seconds, 1e-9)}
-        if t.schedule == "plateau" and not improved and bad_epochs >= max(t.plateau_patience, 1):
+        if t.schedule == "plateau" and not improved and run.bad_epochs >= max(t.plateau_patience, 1):
             # Decay on a validation plateau and roll back to the best weights.
-            lr = lr / t.decay_factor
-            model.load_state_dict(best_state)
-            record["rolled_back_to"] = best_epoch
-        if t.early_stop_patience and bad_epochs >= t.early_stop_patience:
+            run.lr = run.lr / t.decay_factor
+            model.load_state_dict(run.best_model)
+            record["rolled_back_to"] = run.best_epoch
+        if t.early_stop_patience and run.bad_epochs >= t.early_stop_patience:
             record["stopped_early"] = stopped_early = True
-        history.append(record)
+        run.history.append(record)
+        run.epoch = epoch
         if epochs_bar is not None:
             epochs_bar.update(1)
             epochs_bar.set_postfix(valid_ppl=f"{valid_res.perplexity:.1f}", refresh=False)
         if run_dir is not None:
-            if improved:
-                atomic_torch_save(best_state, run_dir / "best.pt")
-            _save_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint(), model, optimizer,
-                             train_batches, history, epoch, best_valid, best_epoch, bad_epochs, lr,
-                             train_seconds, train_tokens, wall_before + time.perf_counter() - wall_start)
+            save(train_batches.state_dict())
+            last_save = time.perf_counter()
+            (run_dir / BEST_FILE).unlink(missing_ok=True)  # an older folder's best weights: the checkpoint has them
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(_metrics_line(record))
     if epochs_bar is not None:
         epochs_bar.close()
 
-    finished = stopped_early or epoch >= t.epochs or (history and history[-1]["epoch"] >= t.epochs)
-    if best_state is not None:
-        model.load_state_dict(best_state)  # test with the best validation weights
+    finished = stopped_early or run.epoch >= t.epochs
+    if run.best_model is not None:
+        model.load_state_dict(run.best_model)  # test with the best validation weights
     result = {"name": cfg.name, "size": cfg.size, "finished": bool(finished),
-              "epochs_run": len(history), "best_epoch": best_epoch, "best_valid_ppl": best_valid,
+              "epochs_run": len(run.history), "best_epoch": run.best_epoch, "best_valid_ppl": run.best_valid,
               "parameters": model.num_parameters(),
-              "train_tokens_per_second": train_tokens / max(train_seconds, 1e-9),
-              "train_seconds": train_seconds,
-              "wall_seconds": wall_before + time.perf_counter() - wall_start,  # every session of the run
+              "train_tokens_per_second": run.train_tokens / max(run.train_seconds, 1e-9),
+              "train_seconds": run.train_seconds,
+              "wall_seconds": run.wall_before + time.perf_counter() - wall_start,  # every session of the run
               "device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
               "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict(),
-              # every epoch runs all its batches (checkpoints are written between epochs only)
-              "updates": len(history) * len(train_batches), **machine_info(device)}
+              # every epoch runs each of its batches once (a mid-epoch checkpoint resumes after those done)
+              "updates": len(run.history) * len(train_batches), **machine_info(device)}
     if finished:
         test_batches = build_batches(cfg, corpus, "test").to(device)
         start = time.perf_counter()
@@ -413,57 +455,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
             atomic_write_json(run_dir / "result.json", result)
     elif run_dir is not None:
         (run_dir / "result.json").unlink(missing_ok=True)  # a result of an earlier, shorter run is stale
-    return RunResult(cfg, model, corpus, history, result, run_dir)
-
-
-def _save_checkpoint(path, cfg, fingerprint, model, optimizer, batches, history, epoch, best_valid,
-                     best_epoch, bad_epochs, lr, train_seconds, train_tokens, wall_seconds):
-    rng = {"torch": torch.get_rng_state(),
-           "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-    atomic_torch_save({
-        "config": cfg.to_dict(), "vocab_fingerprint": fingerprint, "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(), "batches": batches.state_dict(), "rng": rng,
-        "history": history, "epoch": epoch, "best_valid": best_valid, "best_epoch": best_epoch,
-        "bad_epochs": bad_epochs, "lr": lr, "train_seconds": train_seconds, "train_tokens": train_tokens,
-        "wall_seconds": wall_seconds,
-    }, path)
-
-
-# Every checkpoint holds these; those written since the wall time is kept across resumes also "wall_seconds".
-_CHECKPOINT_KEYS = ("config", "vocab_fingerprint", "model", "optimizer", "batches", "rng", "history", "epoch",
-                    "best_valid", "best_epoch", "bad_epochs", "lr", "train_seconds", "train_tokens")
-# Settings that do not change what is trained, so a run may resume with other values
-# (e.g. on another machine); everything else must match the checkpoint.
-_RESUMABLE_CHANGES = {("data", "data_dir"), ("data", "download"), ("data", "eval_batch_size"),
-                      ("train", "epochs"), ("train", "device"), ("train", "threads"), ("train", "log_interval")}
-
-
-def _load_checkpoint(path: Path, cfg: Config, fingerprint: str) -> dict:
-    """The checkpoint at ``path``, checked against ``cfg`` and the vocabulary, with every tensor on the CPU.
-
-    The CPU, whatever the run's device: the random-number states must stay CPU byte tensors
-    (``torch.set_rng_state``, ``torch.cuda.set_rng_state_all`` and a generator's ``set_state`` take
-    nothing else), and ``load_state_dict`` copies weights and optimiser state onto the device.
-    """
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # a truncated or foreign file
-        raise CheckpointError(f"cannot read checkpoint {path}: {err}. Delete it to start over.") from err
-    if not isinstance(ckpt, dict) or any(k not in ckpt for k in _CHECKPOINT_KEYS):
-        raise CheckpointError(f"{path} is not an mlm training checkpoint. Delete it, or use another run folder.")
-    saved, current = ckpt["config"], cfg.to_dict()
-    # A setting added to the package after the checkpoint was written counts as its default value.
-    defaults = Config().to_dict()
-    diff = [f"{s}.{k}: {saved.get(s, {}).get(k, defaults[s][k])!r} -> {current[s][k]!r}"
-            for s in ("data", "model", "train") for k in current[s]
-            if saved.get(s, {}).get(k, defaults[s][k]) != current[s][k] and (s, k) not in _RESUMABLE_CHANGES]
-    if diff:
-        raise CheckpointError(f"{path} was written by a different configuration ({'; '.join(diff)}). "
-                              "Use another run folder, or resume=False (--restart) to start over.")
-    if ckpt["vocab_fingerprint"] != fingerprint:
-        raise CheckpointError(f"{path} was trained with a different vocabulary; the corpus files changed. "
-                              "Use another run folder, or resume=False (--restart) to start over.")
-    return ckpt
+    return RunResult(cfg, model, corpus, run.history, result, run_dir)
 
 
 def _metrics_line(record: dict) -> str:
@@ -481,11 +473,12 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
 def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str | None = None) -> RunResult:
     """A trained run read back from its folder: configuration, corpus, and the model with its weights.
 
-    ``path`` is a run folder (written by :func:`train` or ``python -m mlm train``) or a weights
-    file inside one (``best.pt`` or ``checkpoint.pt``). ``weights="best"`` loads ``best.pt`` (the
-    best validation perplexity), ``"last"`` the model of ``checkpoint.pt``. The corpus is rebuilt
-    from the saved configuration (``data_dir`` overrides where its files are) and its vocabulary
-    is checked against the checkpoint's fingerprint. The model is returned in eval mode.
+    ``path`` is a run folder (written by :func:`train` or ``python -m mlm train``) or a file inside one:
+    ``checkpoint.pt`` (its latest weights) or ``best.pt`` (the best weights: a file of older run folders, and
+    the name of the checkpoint's best weights in newer ones). ``weights="best"`` loads the weights with the best
+    validation perplexity, ``"last"`` the checkpoint's latest. The corpus is rebuilt from the saved
+    configuration (``data_dir`` overrides where its files are) and its vocabulary is checked against the
+    checkpoint's fingerprint. The model is returned in eval mode.
     """
     path = Path(path)
     run_dir = path if path.is_dir() else path.parent
@@ -501,28 +494,33 @@ def load_run(path: str | Path, device=None, weights: str = "best", data_dir: str
     device = choose_device(device or cfg.train.device)
     corpus = load_data(cfg)
     model = build_model(cfg, len(corpus.vocab), corpus.vocab.pad_id, corpus).to(device)
-    weights_path = path if path.is_file() else run_dir / ("best.pt" if weights == "best" else "checkpoint.pt")
-    if not weights_path.is_file():
-        raise CheckpointError(f"{weights_path} does not exist; the run has not finished an epoch yet "
-                              f"(or use weights='last' / checkpoint.pt).")
-    try:
-        state = torch.load(weights_path, map_location="cpu", weights_only=False)  # load_state_dict moves it
-    except Exception as err:  # a truncated or foreign file
-        raise CheckpointError(f"cannot read {weights_path}: {err}") from err
     ckpt_path = run_dir / "checkpoint.pt"
-    ckpt = state if isinstance(state, dict) and "vocab_fingerprint" in state else None
-    if ckpt is None and ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
-    if ckpt is not None and ckpt.get("vocab_fingerprint") != corpus.vocab.fingerprint():
+    ckpt = _read_torch_file(ckpt_path) if ckpt_path.is_file() else None
+    if ckpt is not None and (not isinstance(ckpt, dict) or "vocab_fingerprint" not in ckpt):
+        raise CheckpointError(f"{ckpt_path} is not an mlm training checkpoint.")
+    if path.is_file() and path != ckpt_path:  # a weights file of its own: an older folder's best.pt
+        state, source = _read_torch_file(path), path
+    elif path.name == "checkpoint.pt" or (path.is_dir() and weights == "last"):
+        if ckpt is None:
+            raise CheckpointError(f"{ckpt_path} does not exist; the run has not finished an epoch yet.")
+        state, source = ckpt["model"], ckpt_path
+    else:  # the best weights, asked for by name (run/best.pt) or by weights="best"
+        state, source = best_weights(ckpt, run_dir), run_dir
+    if ckpt is not None and ckpt["vocab_fingerprint"] != corpus.vocab.fingerprint():
         raise CheckpointError(f"{run_dir} was trained with a different vocabulary than the corpus files give now "
                               "(the files or the data settings changed); its weights cannot be used with them.")
-    if isinstance(state, dict) and "model" in state and "optimizer" in state:
-        state = state["model"]
     try:
         model.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError) as err:
-        raise CheckpointError(f"{weights_path} does not fit the model of {cfg_path}: {err}") from err
+        raise CheckpointError(f"{source} does not fit the model of {cfg_path}: {err}") from err
     model.eval()
     history = read_metrics(run_dir) if (run_dir / "metrics.jsonl").is_file() else []
     result = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").is_file() else {}
     return RunResult(cfg, model, corpus, history, result, run_dir)
+
+
+def _read_torch_file(path: Path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)  # load_state_dict moves it
+    except Exception as err:  # a truncated or foreign file
+        raise CheckpointError(f"cannot read {path}: {err}") from err

@@ -179,3 +179,17 @@ def shared_data() -> Path:
     if _SHARED is None:
         pytest.skip("real corpora not available (set MLM_DATA_DIR to a folder holding ptb/)")
     return _SHARED
+
+
+def fake_lock(run_dir: Path, pid: int, host: str | None = None, heartbeat: float | None = None,
+              job: str | None = None) -> None:
+    """A run folder's lock as another process (``pid``, on ``host``, this one by default) left it."""
+    import json
+    import time
+
+    from mlm import launch
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / launch.LOCK).write_text(json.dumps({"pid": pid, "host": host or socket.gethostname(), "job": job,
+                                                   "heartbeat": time.time() if heartbeat is None else heartbeat}))
+

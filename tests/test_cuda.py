@@ -8,7 +8,9 @@ Run on a GPU machine with ``python -m pytest tests/test_cuda.py``. Three kinds o
   perplexity falls and the validation perplexity lands near the CPU's (dropout and noise draw from CUDA's
   generator there, so the numbers differ by the draws, not by more);
 * a run stopped after one epoch on CUDA resumes from its checkpoint, on CUDA and on the CPU, and ends where
-  the uninterrupted run ends (to float32 rounding: cuDNN's and the embedding's backward sum in another order).
+  the uninterrupted run ends (to float32 rounding: cuDNN's and the embedding's backward sum in another order),
+  and so does a run stopped in the middle of an epoch (a mid-epoch checkpoint);
+* the speed switches (the fused optimiser, ``torch.compile`` with CUDA graphs) train what the default path does.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 from mlm.configs import get_preset
 from mlm.training import build_batches, build_model, load_data, set_matmul_precision, train, training_forward
 
+from test_checkpoints import interrupt_at
 from test_training import CPU_RUNS
 
 # MLM_TEST_DEVICE=cpu runs the same checks with the CPU in CUDA's place (a dry run of this file's own code)
@@ -104,3 +107,31 @@ def test_bf16_trains_on_cuda():
     bf16 = train(_cfg(["train.epochs=2", "train.precision=bf16"], DEVICE), progress=False)
     assert bf16.history[-1]["train_ppl"] < bf16.history[0]["train_ppl"]
     assert bf16.history[-1]["valid_ppl"] == pytest.approx(fp32.history[-1]["valid_ppl"], rel=0.02)
+
+
+@pytest.mark.parametrize("case", ["plain", "sentence-attentive", "smooth-kn"])
+def test_the_speed_switches_train_on_cuda_what_the_default_path_does(case):
+    """Fused optimiser steps and the compiled forward pass replayed as CUDA graphs: the same draws (eager's
+    generator), so two epochs end where the default path ends, to float32 rounding."""
+    default = train(_cfg(CPU_RUNS[case][0], DEVICE), progress=False)
+    fast = train(_cfg([*CPU_RUNS[case][0], "train.fused_optimizer=true", "train.compile=reduce-overhead"], DEVICE),
+                 progress=False)
+    for a, b in zip(default.history, fast.history):
+        assert b["valid_ppl"] == pytest.approx(a["valid_ppl"], rel=1e-3)
+    assert fast.result["test_ppl"] == pytest.approx(default.result["test_ppl"], rel=1e-3)
+
+
+@pytest.mark.parametrize("case", ["plain", "document-window"])
+def test_a_cuda_run_stopped_inside_an_epoch_resumes_at_the_next_batch(tmp_path, monkeypatch, case):
+    overrides = [*CPU_RUNS[case][0], "train.checkpoint_minutes=1e-9"]
+    whole = train(_cfg(overrides, DEVICE), tmp_path / "whole", progress=False)
+    batches = len(build_batches(whole.config, whole.corpus, "train"))
+    restore = interrupt_at(monkeypatch, batches + batches // 2 + 1)
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg(overrides, DEVICE), tmp_path / "part", progress=False)
+    restore()
+    resumed = train(_cfg(overrides, DEVICE), tmp_path / "part", progress=False)
+    for a, b in zip(whole.history, resumed.history):
+        assert b["valid_ppl"] == pytest.approx(a["valid_ppl"], rel=1e-4)
+    assert resumed.result["test_ppl"] == pytest.approx(whole.result["test_ppl"], rel=1e-4)
+

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import fake_lock
 
 from mlm import launch
 from mlm import reproduce as rp
@@ -179,8 +180,8 @@ def test_list_states(tmp_path):
     # partial: a checkpoint of an interrupted run; running: a live pid holds the lock; a dead pid does not
     layout.run_dir(plain).mkdir(parents=True)
     (layout.run_dir(plain) / "checkpoint.pt").write_bytes(b"")
-    launch.write_lock(layout.run_dir(seed0), os.getpid())
-    launch.write_lock(layout.run_dir(seed1), 2**22 + 12345)  # beyond Linux's default pid_max: not alive
+    fake_lock(layout.run_dir(seed0), os.getpid())
+    fake_lock(layout.run_dir(seed1), 2**22 + 12345)  # beyond Linux's default pid_max: not alive
     assert [rp.run_state(s, layout) for s in specs] == ["partial", "running", "missing"]
     listing = rp.format_list(specs, layout)
     assert listing.splitlines()[-1].startswith("0 done, 1 running, 0 submitted, 1 partial, 1 missing")
@@ -222,7 +223,7 @@ def test_list_ends_with_each_claims_verdict(tmp_path, capsys):
 def test_a_run_another_process_holds_is_not_started_twice(tmp_path, monkeypatch):
     manifest, specs = tiny_manifest(tmp_path)
     layout, spec = rp.Layout(tmp_path), specs[0]
-    launch.write_lock(layout.run_dir(spec), os.getppid())  # a live process (this one's parent) trains it
+    fake_lock(layout.run_dir(spec), os.getppid())  # a live process (this one's parent) trains it
     monkeypatch.setattr(rp, "run_logged", lambda *a, **k: pytest.fail("a run held elsewhere was started"))
     lines = []
     assert rp.execute(spec, manifest, layout, 1, None, echo=lines.append) == "running"
@@ -671,8 +672,7 @@ def test_a_preempted_cluster_task_is_requeued_and_resumes_its_run(tmp_path):
                           launch.SlurmOptions(gpus_per_job=0), tmp_path / "submitit")
     while not (run_dir / "checkpoint.pt").is_file():  # epoch 1 is saved
         time.sleep(0.05)
-    trainer = json.loads((run_dir / launch.LOCK).read_text())["pid"]
-    task = int(Path(f"/proc/{trainer}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the trainer's parent
+    task = json.loads((run_dir / launch.LOCK).read_text())["pid"]  # the process that holds the run: the task's
     os.kill(task, signal.SIGUSR2)
     assert job.result() == "done"
     assert "this job is preempted" in job.stderr()
@@ -712,9 +712,7 @@ def test_cluster_jobs_are_listed_as_submitted_or_running_while_their_job_lives(t
     dirs = [layout.run_dir(s) for s in specs]
     assert rp.run_state(plain, layout, {dirs[0]: "PENDING"}) == "submitted"
     assert rp.run_state(plain, layout, {dirs[0]: "RUNNING"}) == "running"
-    lock = {"pid": 1, "host": "another-node", "started": 0, "job": "77_1"}
-    dirs[1].mkdir(parents=True)
-    (dirs[1] / launch.LOCK).write_text(json.dumps(lock))
+    fake_lock(dirs[1], 1, host="another-node", job="77_1")
     assert rp.run_state(seed0, layout, {dirs[1]: "RUNNING"}) == "running"
     assert rp.run_state(seed0, layout, {dirs[1]: "CANCELLED"}) == "missing"
     assert launch.running_pid(dirs[1]) == 1 and launch.running_pid(dirs[1], own_job="77_1") is None

@@ -18,7 +18,8 @@ from mlm.data.batching import DocumentBatches, SentenceBatches, StreamBatches
 from mlm.data.synthetic import synthetic_corpus
 from mlm.evaluation import evaluate, masked_nll
 from mlm.models import LanguageModel
-from mlm.training import CheckpointError, TrainingDiverged, _load_checkpoint, train
+from mlm.checkpoints import load_checkpoint
+from mlm.training import CheckpointError, TrainingDiverged, train
 
 pytestmark = pytest.mark.usefixtures("no_data_env")
 
@@ -64,9 +65,10 @@ def test_run_dir_files(tiny_run):
     assert result["test_tokens"] == tiny_run.corpus.num_tokens("test")
     assert result["best_valid_ppl"] == min(h["valid_ppl"] for h in tiny_run.history)
     assert result["parameters"] == tiny_run.model.num_parameters()
-    best = torch.load(run_dir / "best.pt", weights_only=True)
+    best = torch.load(run_dir / "checkpoint.pt", weights_only=False)["best_model"]  # one file holds them
     for k, v in tiny_run.model.state_dict().items():  # the returned model holds the best weights
         assert torch.equal(best[k], v)
+    assert not (run_dir / "best.pt").exists()
     assert not list(run_dir.glob(".*"))  # no temporary files left
 
 
@@ -153,7 +155,7 @@ def test_wall_time_counts_every_session(one_epoch_run):
 def test_resume_with_changed_config_is_refused(one_epoch_run):
     """A different configuration raises CheckpointError naming the key; nothing is modified."""
     cfg, run_dir = one_epoch_run
-    before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "best.pt", "config.json")}
+    before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "config.json")}
     with pytest.raises(CheckpointError, match="train.lr"):
         train(tiny("train.lr=0.02"), run_dir, progress=False)
     for name, data in before.items():
@@ -185,7 +187,7 @@ def test_restart_ignores_the_old_checkpoint(one_epoch_run):
     cfg, run_dir = one_epoch_run
     result = train(tiny("train.lr=0.02"), run_dir, progress=False, resume=False, max_epochs=1)
     assert len(result.history) == 1
-    assert _load_checkpoint(run_dir / "checkpoint.pt", tiny("train.lr=0.02"),
+    assert load_checkpoint(run_dir / "checkpoint.pt", tiny("train.lr=0.02"),
                             result.corpus.vocab.fingerprint())["epoch"] == 1
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1
 
@@ -198,9 +200,9 @@ def test_corrupt_checkpoint_raises(one_epoch_run):
 
 
 def test_foreign_checkpoint_raises_checkpoint_error(one_epoch_run):
-    """A readable torch file that is not a checkpoint (e.g. best.pt copied over it) is a CheckpointError."""
+    """A readable torch file that is not a checkpoint (e.g. a state dict saved over it) is a CheckpointError."""
     cfg, run_dir = one_epoch_run
-    (run_dir / "checkpoint.pt").write_bytes((run_dir / "best.pt").read_bytes())
+    torch.save(torch.load(run_dir / "checkpoint.pt", weights_only=False)["model"], run_dir / "checkpoint.pt")
     with pytest.raises(CheckpointError):
         train(cfg, run_dir, progress=False)
 
@@ -233,7 +235,7 @@ def test_divergence_stops_and_keeps_last_good_checkpoint(one_epoch_run, monkeypa
     assert len(calls) > 3
     assert (run_dir / "checkpoint.pt").read_bytes() == before
     vocab = synthetic_corpus(seed=cfg.train.seed).vocab
-    ckpt = _load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint())
+    ckpt = load_checkpoint(run_dir / "checkpoint.pt", cfg, vocab.fingerprint())
     assert ckpt["epoch"] == 1
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
     assert len((run_dir / "metrics.jsonl").read_text().splitlines()) == 1

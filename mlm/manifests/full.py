@@ -5,6 +5,11 @@
     python -m mlm reproduce full --list --speeds bench-full.json            # ... and the GPU hours
     python -m mlm reproduce full --device cuda --jobs 4                    # four runs share one GPU
     python -m mlm reproduce full --launcher slurm --partition gpu          # a Slurm job array (docs/cluster.md)
+    python -m mlm reproduce full --device cuda --jobs 14 --budget-minutes 8 --speeds results/bench-h200.json \
+        --archive out/results.tar.gz                                       # what fits a short allocation
+
+In a short allocation the runs start in the order of :data:`PRIORITY` (one seed of each headline setting,
+then their other seeds) and :data:`LAST` (:func:`mlm.budget.priority_order`).
 
 The presets at ``--size full``, unchanged: the paper's widths, data, optimiser and schedule. One seed ranks
 nothing under the book's rule (:func:`mlm.claims.verdict`), so every run that a claim of :data:`CLAIMS`
@@ -117,3 +122,13 @@ CLAIMS = [dataclasses.replace(c, question="the paper's: its own size, protocol a
 COMPARED = {(c.group, run) for c in CLAIMS for run in (c.model, c.control)}
 RUNS = [r for group, settings in SETTINGS.items() for name, preset, fields in settings
         for r in runs(group, name, preset, seeds=SEEDS if (group, name) in COMPARED else None, **fields)]
+
+# The settings that decide each paper's headline claim, in the order a short allocation starts them (one seed of
+# each, then the seeds that make each claim three a side); the largest models and the WikiText-2 tables last.
+PRIORITY = ["full-salton2017-ptb/lstm", "full-salton2017-ptb/single", "full-salton2017-ptb/combined",
+            *(f"full-daniluk2017-wt2/{name}" for name in ("lstm", "kvp-L5", "ngram4", "attention-L10", "kv-L10")),
+            *(f"full-tran2016-ptb/{name}" for name in ("lstm1", "lstm3", "rm-tm-g", "rmr-notm-g")),
+            *(f"full-kong2019-ptb-512/{name}" for name in ("vanilla-tied", "vs-kn", "dn-kn", "vs-elementwise")),
+            "full-zaremba2014/medium", "full-zaremba2014/medium-tied"]
+LAST = ["full-zaremba2014/large*", "full-kong2019-ptb-1024/*", "*wt2*"]
+

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One short GPU allocation, on a fresh machine that keeps nothing (docs/cluster.md, "A batch in a short
+# allocation"). MODE=batch (the default) trains what fits in BUDGET_MINUTES and writes its results to
+# $OUT/results.tar.gz (python -m mlm unpack puts them into results/); MODE=bench-headline measures the speed of
+# one seed of each headline setting of the full manifest alone ($OUT/bench-headline.json, what later batches
+# plan with: SPEEDS); MODE=bench-switches measures the speed switches on three families, alone and JOBS at
+# once ($OUT/bench-switches.json). The log goes to $OUT/log.txt. Whatever happens, the command ends within
+# about BUDGET_MINUTES + 1 minutes with what was finished: runs that cannot finish are not started, and a
+# watchdog stops the rest.
+#
+#   OUT=/tmp/out bash results/scripts/gpu_batch.sh
+#   MODE=bench-headline OUT=/tmp/out bash results/scripts/gpu_batch.sh
+#
+# Settings, from the environment: MANIFEST (full), DEVICE (cuda), BUDGET_MINUTES (8), JOBS (14), SPEEDS (bench
+# files, space-separated; default results/bench-h200*.json), ROOT (where runs/ and results/ are: this clone),
+# MLM_DATA_DIR (ROOT/data),
+# PYTHON (python3: the interpreter that has torch), EXTRA (more reproduce options, e.g. --set
+# train.fused_optimizer=true).
+set -u -o pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+: "${OUT:?set OUT to the folder that receives the archive and the log}"
+MODE=${MODE:-batch} MANIFEST=${MANIFEST:-full} DEVICE=${DEVICE:-cuda} BUDGET_MINUTES=${BUDGET_MINUTES:-8}
+JOBS=${JOBS:-14} ROOT=${ROOT:-$REPO} PYTHON=${PYTHON:-python3}
+SPEEDS=${SPEEDS:-$(ls "$REPO"/results/bench-h200*.json)}  # a setting's own row (bench --manifest) before a preset's
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 MLM_NO_DOWNLOAD=1
+export MLM_DATA_DIR=${MLM_DATA_DIR:-$ROOT/data}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+# the watchdog's limit: the budget, then a minute to stop what still runs and write the archive
+LIMIT=$("$PYTHON" -c "print(int(float('$BUDGET_MINUTES') * 60 + 60))")
+"$PYTHON" -c 'import platform, sys, torch
+gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+print(f"# {platform.node()}: Python {sys.version.split()[0]}, torch {torch.__version__}, {gpu}")' >>"$LOG" 2>&1
+if [ "$DEVICE" = cuda ] && command -v nvidia-cuda-mps-control >/dev/null; then
+  # CUDA's multi-process service: the runs share the GPU side by side instead of taking turns
+  nvidia-cuda-mps-control -d >>"$LOG" 2>&1 && echo "# MPS on" >>"$LOG"
+  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
+cd "$ROOT" || exit 1
+case $MODE in
+  batch)
+    # shellcheck disable=SC2086  # EXTRA holds several options
+    timeout -k 20 "$LIMIT" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" --jobs "$JOBS" \
+      --budget-minutes "$BUDGET_MINUTES" $(printf -- '--speeds %s ' $SPEEDS) --archive "$OUT/results.tar.gz" \
+      ${EXTRA:-} 2>&1 | tee -a "$LOG" ;;
+  bench-headline)
+    ONLY=$("$PYTHON" -c "from mlm.manifests.full import PRIORITY; print(' '.join('--only ' + p for p in PRIORITY))")
+    # shellcheck disable=SC2086  # ONLY holds several options
+    timeout -k 20 "$LIMIT" "$PYTHON" -m mlm bench --manifest full $ONLY --device "$DEVICE" \
+      --out "$OUT/bench-headline.json" 2>&1 | tee -a "$LOG" ;;
+  bench-switches)
+    timeout -k 20 "$LIMIT" "$PYTHON" -m mlm bench zaremba2014-medium salton2017-ptb-single kong2019-ptb-512-vs-kn \
+      --device "$DEVICE" --variant fast=train.fused_optimizer=true,train.compile=reduce-overhead \
+      --concurrent 1 --concurrent "$JOBS" --seconds 10 --out "$OUT/bench-switches.json" 2>&1 | tee -a "$LOG" ;;
+  *) echo "unknown MODE=$MODE: batch, bench-headline or bench-switches" | tee -a "$LOG"; exit 2 ;;
+esac
+status=$?
+echo "# $MODE ended with exit status $status (124: the watchdog stopped it)" | tee -a "$LOG"
+exit 0
