@@ -6,7 +6,8 @@ import matplotlib.pyplot as plt
 
 from mlm.plots.common import _plain_log_axis
 
-__all__ = ["attention_heatmap", "attentive_head_diagram", "first_updates_panels", "attention_spread"]
+__all__ = ["attention_heatmap", "attentive_head_diagram", "first_updates_curves", "reduced_run_curves", "protocol_curves",
+           "attention_spread"]
 
 
 def _log2_against_uniform(weights, hidden):
@@ -95,11 +96,11 @@ def attentive_head_diagram(ax=None):
         ax.annotate("", xy=(x1, y1 + 0.055), xytext=(x0, y0 - 0.055),
                     arrowprops=dict(arrowstyle="->", color="0.3", ls=style, lw=1.2))
     # h_t goes around the attention straight into the merge; every h_i is also a value of Eq. 3.
-    ax.plot([0.66, 0.93, 0.93], [0.95, 0.95, 0.15], color="C1", lw=1.4)
-    ax.annotate("", xy=(0.715, 0.15), xytext=(0.93, 0.15), arrowprops=dict(arrowstyle="->", color="C1", lw=1.4))
+    ax.plot([0.605, 0.93, 0.93], [0.95, 0.95, 0.15], color="C1", lw=1.4)
+    ax.annotate("", xy=(0.63, 0.15), xytext=(0.93, 0.15), arrowprops=dict(arrowstyle="->", color="C1", lw=1.4))
     ax.text(0.945, 0.55, "$h_t$ itself", color="C1", fontsize=10, rotation=90, va="center")
-    ax.plot([0.18, 0.04, 0.04], [0.95, 0.95, 0.31], color="0.5", lw=1, ls=":")
-    ax.annotate("", xy=(0.265, 0.31), xytext=(0.04, 0.31), arrowprops=dict(arrowstyle="->", color="0.5", lw=1, ls=":"))
+    ax.plot([0.24, 0.04, 0.04], [0.95, 0.95, 0.31], color="0.5", lw=1, ls=":")
+    ax.annotate("", xy=(0.285, 0.31), xytext=(0.04, 0.31), arrowprops=dict(arrowstyle="->", color="0.5", lw=1, ls=":"))
     ax.text(0.025, 0.63, "values $h_i$, $i < t$", color="0.4", fontsize=10, rotation=90, ha="right", va="center")
     ax.set_xlim(-0.02, 1.0)
     ax.set_ylim(-0.08, 1.02)
@@ -107,37 +108,92 @@ def attentive_head_diagram(ax=None):
     return ax
 
 
-def first_updates_panels(traces: dict[str, dict], unigram: float | None = None):
-    """The first updates of several networks (chapter 02), two panels: the training perplexity of each batch
-    (a running median over 9 updates, so that one odd batch does not stretch the axis) and the share of the
-    output's energy carried by its mean over positions. ``traces`` maps a label to ``{"ppl": [...],
-    "step": [...], "share": [...]}``; ``unigram`` draws the unigram count model's perplexity."""
-    import numpy as np
+def _running_median(values, half: int = 4) -> list[float]:
+    """The median of each value and its ``half`` neighbours on either side (fewer at the ends)."""
+    import statistics
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-    for i, (label, trace) in enumerate(traces.items()):
-        ppl = np.array(trace["ppl"])
-        smooth = [np.median(ppl[max(0, k - 4):k + 5]) for k in range(len(ppl))]
-        axes[0].plot(range(1, len(ppl) + 1), smooth, color=f"C{i}", lw=1.5, label=label)
-        axes[1].plot(trace["step"], trace["share"], "-o", ms=3, color=f"C{i}", label=label)
+    return [statistics.median(values[max(0, k - half):k + half + 1]) for k in range(len(values))]
+
+
+def first_updates_curves(traces: dict[str, list[float]], unigram: float | None = None, ax=None):
+    """The first updates of fresh models (chapter 02): the training perplexity of each batch, as a running
+    median over 9 batches (one odd batch does not stretch the axis), on a plain log axis. ``traces`` maps a
+    label to the perplexities of its batches; ``unigram`` draws the unigram count model's validation
+    perplexity as a dashed line."""
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.2))
+    for i, (label, ppl) in enumerate(traces.items()):
+        ax.plot(range(1, len(ppl) + 1), _running_median(ppl), color=f"C{i}", lw=1.8, label=label)
     if unigram is not None:
-        axes[0].axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
-    top = max(max(t["ppl"][len(t["ppl"]) // 3:]) for t in traces.values())  # after the first third
-    ylim = axes[0].get_ylim()
-    _plain_log_axis(axes[0], [t for t in (200, 500, 1000, 2000, 5000, 10000, 20000) if ylim[0] <= t <= 3 * top])
-    axes[0].set_ylim(ylim[0], min(ylim[1], 3 * top))
-    axes[0].set_ylabel("training perplexity of the batch (log)")
-    axes[0].set_title("batch perplexity (running median of 9)")
-    axes[1].set_ylim(0, 1.05)
-    axes[1].set_ylabel("mean share of the output")
-    axes[1].set_title("how much of the output is the same everywhere")
-    for ax in axes:
-        ax.set_xlabel("update")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=9, loc="lower left")  # the early spikes reach into the upper corners
-    axes[1].legend(fontsize=9)
-    fig.tight_layout()
-    return axes
+        ax.axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
+    late = [v for ppl in traces.values() for v in _running_median(ppl)[len(ppl) // 3:]]
+    low, high = 0.8 * min(late + [unigram or min(late)]), 2.5 * max(late)
+    _plain_log_axis(ax, [t for t in (500, 700, 1000, 1500, 2000, 3000, 5000, 10000) if low <= t <= high])
+    ax.set_ylim(low, high)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("update (one batch of sentences)")
+    ax.set_ylabel("training perplexity of the batch (log)")
+    ax.set_title("The first updates: running median of 9 batches", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
+
+
+def reduced_run_curves(history: list[dict], bigram_valid: float, label: str = "single score", title: str = "",
+                       ax=None):
+    """A short run's training (dashed) and validation (solid) perplexity by epoch, beside the validation
+    perplexity of the interpolated bigram counted on the same tokens (dotted), on a plain log axis."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    epochs = [h["epoch"] for h in history]
+    ax.plot(epochs, [h["valid_ppl"] for h in history], "-o", color="C0", label=f"{label}, validation")
+    ax.plot(epochs, [h["train_ppl"] for h in history], "--", color="C0", alpha=0.6, label=f"{label}, training")
+    ax.axhline(bigram_valid, color="k", ls=":", lw=1.2, label="bigram counts, validation")
+    values = [h[k] for h in history for k in ("valid_ppl", "train_ppl")] + [bigram_valid]
+    ticks = [t for t in (200, 300, 400, 500, 700, 1000, 1500, 2000, 3000) if 0.9 * min(values) <= t <= 1.1 * max(values)]
+    _plain_log_axis(ax, ticks)
+    ax.set_xticks(epochs)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("perplexity (log scale)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
+
+
+def protocol_curves(settings: dict, ax=None, title: str = "", ylim: tuple[float, float] = (100, 310),
+                    ticks=(100, 110, 120, 140, 170, 200, 250, 300)):
+    """Validation perplexity by epoch of stored runs (:class:`mlm.stored.StoredSetting`, one colour per
+    setting, one line per seed), each setting's legend giving its seeds and mean test perplexity, and a
+    dotted line where the learning rate first falls below its start."""
+    import statistics
+
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4.3))
+    decay = None
+    for i, (label, setting) in enumerate(settings.items()):
+        test = statistics.fmean(setting.values("test_ppl"))
+        for s in range(len(setting.seeds)):
+            metrics = setting.metrics(s)
+            ax.plot([m["epoch"] for m in metrics], [m["valid_ppl"] for m in metrics], "-o", ms=2.5, lw=1.3,
+                    color=f"C{i}", label=f"{label} ({len(setting.seeds)} seeds; test {test:.1f})" if s == 0 else None)
+            decay = decay or next((m["epoch"] for m in metrics if m["lr"] < metrics[0]["lr"]), None)
+    if decay is not None:
+        ax.axvline(decay - 0.5, color="k", ls=":", lw=1)
+        ax.text(decay - 0.3, ylim[1] * 0.97, "learning rate\nhalves from here", fontsize=9, va="top")
+    _plain_log_axis(ax, list(ticks))
+    ax.set_ylim(*ylim)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation perplexity (log scale)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
 
 
 def attention_spread(stats: dict, max_distance: int = 20):
