@@ -2,10 +2,11 @@
 
     python -m exercises.answers SUBMISSIONS --csv answers.csv --html answers.html
 
-reads the submissions as the grader finds them (``<student>/exNN_*.py`` or ``.ipynb``, or
-``<student>__exNN_*.py``) and writes one row per student and written question: the question, the student's
-answer, the model answer, and the numbers of the student's experiment (``exNN_experiment.json`` beside the
-submission) that the experiment's question asks them to read. A student whose file is the untouched template,
+reads the submissions as the grader finds them (``<student>/.../exNN_*.py`` or ``.ipynb``, nbgrader's
+``submitted/<student>/exNN/`` included, or ``<student>__exNN_*.py``) and writes one row per student and
+written question: the question, the student's answer, the model answer, and, for the training experiment's
+question, the numbers of the student's experiment that it asks them to read (``exNN_experiment.json`` beside the
+submission; ``<student>__exNN_experiment.json`` in a flat folder). A student whose file is the untouched template,
 or who handed in two files, still gets rows, saying so.
 """
 
@@ -22,12 +23,14 @@ from exercises.grader import REGISTRY, SOLUTIONS_DIR, WRITTEN, find_submissions
 from exercises.notebooks import QUESTION, answers as notebook_answers, parts
 
 PLACEHOLDER = "# YOUR ANSWER HERE"
+NOTEBOOK_PLACEHOLDER = "YOUR ANSWER HERE"  # nbgrader's stub in a Markdown answer cell
 
 
 def model_answers(assignment_id: str) -> list[dict]:
     """[{"id", "text", "answer"}] of an assignment's written questions, from its source."""
     source = (SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text(encoding="utf-8")
-    return [{"id": q["id"], "text": " ".join(q["text"]).strip(), "answer": "\n".join(q["answer"]).strip()}
+    return [{"id": q["id"], "text": " ".join(q["text"]).strip(), "answer": "\n".join(q["answer"]).strip(),
+             "experiment": " ".join(q["text"]).lstrip().startswith(f"{q['id']} (training experiment")}
             for q in parts(source)["questions"]]
 
 
@@ -35,8 +38,8 @@ def file_answers(path: Path, questions: list[dict]) -> dict[str, str]:
     """{question id: the student's answer} of a ``.py`` submission: what stands under each question, the
     question's own lines and the placeholder left out, ``#`` taken off (prose typed without ``#`` is kept)."""
     if path.suffix == ".ipynb":
-        return notebook_answers(path)
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return {q: "" if text.strip() == NOTEBOOK_PLACEHOLDER else text for q, text in notebook_answers(path).items()}
+    lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     start = next((i for i, line in enumerate(lines) if WRITTEN.match(line)), 0)
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("if __name__")), len(lines))
     asked = {q["id"]: set(q["text"].split()) for q in questions}
@@ -57,10 +60,13 @@ def file_answers(path: Path, questions: list[dict]) -> dict[str, str]:
     return {q: "\n".join(text).strip() for q, text in found.items()}
 
 
-def experiment_numbers(path: Path, assignment_id: str) -> str:
-    numbers = path.parent / f"ex{assignment_id}_experiment.json"
+def experiment_numbers(path: Path, assignment_id: str, flat_student: str | None = None) -> str:
+    """The numbers of the experiment handed in with the submission at ``path``: ``exNN_experiment.json`` beside it,
+    or ``<student>__exNN_experiment.json`` for a submission in a flat folder (``flat_student``)."""
+    name = f"ex{assignment_id}_experiment.json"
+    numbers = path.parent / (f"{flat_student}__{name}" if flat_student else name)
     if not numbers.is_file():
-        return "(no ex%s_experiment.json beside the submission)" % assignment_id
+        return f"(no {numbers.name} beside the submission)"
     try:
         data = json.loads(numbers.read_text())
     except ValueError:
@@ -75,11 +81,12 @@ def sheet(folder: Path) -> list[dict]:
     for student, assignment_id, path in found:
         questions = model_answers(assignment_id)
         given = file_answers(path, questions)
-        experiment = experiment_numbers(path, assignment_id)
+        flat = student if path.parent == folder and path.name.startswith(f"{student}__") else None
+        experiment = experiment_numbers(path, assignment_id, flat)
         for q in questions:
             rows.append({"student": student, "assignment": assignment_id, "question": q["id"],
                          "answer": given.get(q["id"], "") or "(no answer)", "model_answer": q["answer"],
-                         "experiment": experiment if "experiment" in q["text"] else "", "question_text": q["text"]})
+                         "experiment": experiment if q["experiment"] else "", "question_text": q["text"]})
     for student, assignment_id, why in ungraded:
         for q in model_answers(assignment_id):
             rows.append({"student": student, "assignment": assignment_id, "question": q["id"],

@@ -7,8 +7,10 @@ the book's code, the solutions and the other students' files are out of its reac
 :func:`install` (x86_64 and aarch64): once the seccomp filter is installed the process, its threads and anything it starts can no longer: open a file for writing or
 create, rename, remove or change the mode of one; signal another process (``kill`` of the grader) or start a
 session of its own (which would escape the grader's kill of its process group); trace, or read and write the
-memory of, another process; take a file descriptor from one; open a socket; run a program; use io_uring,
-bpf or perf (ways around the filter). Each refused call fails with ``EPERM``, as a permission would.
+memory of, another process; take a file descriptor from one; open a socket; run a program; start a process
+(``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD``; ``clone3``, whose flags a filter cannot read, answers
+"not implemented", so the C library starts its threads with ``clone``); use io_uring, bpf or perf (ways around
+the filter). Each refused call fails with ``EPERM``, as a permission would.
 
 Both raise ``OSError`` where the kernel refuses and :func:`install` ``NotImplementedError`` on another
 architecture; the grader then says which protections were missing.
@@ -29,6 +31,10 @@ BLOCKED = {
     "aarch64": [437, 45, 46, 38, 276, 34, 37, 35, 36, 52, 53, 452, 54, 55, 88, 33, 5, 6, 7, 14, 15, 16, 130, 424,
                 438, 117, 270, 271, 157, 154, 425, 426, 427, 40, 39, 51, 198, 199, 221, 281, 280, 241],
 }
+# Starting a process: fork and vfork refused (above, x86_64), clone allowed only for a thread, clone3 "not
+# implemented" (its flags are behind a pointer the filter cannot follow; the C library then falls back to clone).
+FORK = {"x86_64": [57, 58], "aarch64": []}
+CLONE, CLONE3, CLONE_THREAD = {"x86_64": 56, "aarch64": 220}, 435, 0x00010000
 # Signals: allowed only to the process itself (argument 0 is its pid): kill, tgkill, rt_sigqueueinfo,
 # rt_tgsigqueueinfo.
 OWN_PID_ONLY = {"x86_64": [62, 234, 129, 297], "aarch64": [129, 131, 138, 240]}
@@ -37,7 +43,7 @@ OPEN_FLAGS = {"x86_64": [(2, 1), (257, 2)], "aarch64": [(56, 2)]}
 WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000
 
 LD_W_ABS, JEQ_K, JSET_K, JGE_K, RET_K = 0x20, 0x15, 0x45, 0x35, 0x06
-ALLOW, DENY = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+ALLOW, DENY, NOT_IMPLEMENTED = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # ALLOW, ERRNO | EPERM, ERRNO | ENOSYS
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
 
@@ -45,7 +51,8 @@ def program(arch: str, pid: int) -> list[tuple[int, int, object, object]]:
     """The filter as (code, k, jump if true, jump if false); jumps are labels, resolved by :func:`assemble`."""
     code = [(LD_W_ABS, 4, None, None), (JEQ_K, AUDIT_ARCH[arch], None, "deny"), (LD_W_ABS, 0, None, None),
             (JGE_K, 0x40000000, "deny", None)]  # the x32 ABI's numbers
-    code += [(JEQ_K, number, "deny", None) for number in BLOCKED[arch]]
+    code += [(JEQ_K, number, "deny", None) for number in BLOCKED[arch] + FORK[arch]]
+    code += [(JEQ_K, CLONE[arch], "clone", None), (JEQ_K, CLONE3, "enosys", None)]
     code += [(JEQ_K, number, "own_pid", None) for number in OWN_PID_ONLY[arch]]
     code += [(JEQ_K, number, f"flags{index}", None) for number, index in OPEN_FLAGS[arch]]
     code += [(RET_K, ALLOW, None, None),
@@ -53,6 +60,8 @@ def program(arch: str, pid: int) -> list[tuple[int, int, object, object]]:
              (JEQ_K, 0, "allow", "deny")]
     for index in sorted({i for _, i in OPEN_FLAGS[arch]}):
         code += [(f"flags{index}", LD_W_ABS, 16 + 8 * index, None, None), (JSET_K, WRITE_FLAGS, "deny", "allow")]
+    code += [("clone", LD_W_ABS, 16, None, None), (JSET_K, CLONE_THREAD, "allow", "deny"),  # flags: argument 0
+             ("enosys", RET_K, NOT_IMPLEMENTED, None, None)]
     code += [("allow", RET_K, ALLOW, None, None), ("deny", RET_K, DENY, None, None)]
     return code
 

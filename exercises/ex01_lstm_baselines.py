@@ -111,11 +111,12 @@ def tie_weights(embedding: nn.Embedding, decoder: nn.Linear) -> None:
 # makes the difference between the two lines?
 # YOUR ANSWER HERE
 #
-# Q4 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains four 2 x 128 LSTMs for three epochs on 60k words of PTB: untied, tied,
-# with dropout 0.5 between the layers, and with dropout 0.5 on the recurrent weights (ex01_experiment.json,
-# ex01_experiment.png). Which has the lowest validation perplexity, and which the smallest gap between
-# training and validation perplexity? Does dropping the recurrent weights act like dropping between layers?
+# Q4 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds
+# that it runs). It trains four 2 x 128 LSTMs for three epochs on 60k words of PTB: untied, tied (by *your*
+# tie_weights: the book's model is built untied and your function ties it), with dropout 0.5 between the layers,
+# and with dropout 0.5 on the recurrent weights (ex01_experiment.json, ex01_experiment.png). How large is the gap
+# between validation and training perplexity in each run, and how does each change move it? How many parameters
+# did tying save? Why should you not rank the four validation perplexities from these runs?
 # YOUR ANSWER HERE
 
 
@@ -156,4 +157,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex01()
+    experiments.ex01(tie_weights=tie_weights, folder=Path(__file__).parent)

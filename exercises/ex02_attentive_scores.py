@@ -152,11 +152,12 @@ def attend(h: torch.Tensor, scores: torch.Tensor, allowed: torch.Tensor) -> tupl
 # rows look like? Predict before you run it.
 # YOUR ANSWER HERE
 #
-# Q3 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains the Attentive LM (single score) on 60k words of PTB with its head at the
-# network's learning rate and at a tenth of it, and the LSTM alone, for two epochs (ex02_experiment.json,
-# ex02_experiment.png). Which of the three reaches the lowest validation perplexity? What does chapter 02 say
-# the head's learning rate protects against, and do your curves show it?
+# Q3 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds
+# that it runs). It trains the Attentive LM (single score), its memory masked with *your* causal_memory_mask, on
+# 60k words of PTB with its head at the network's learning rate and at a tenth of it, and the LSTM alone, for
+# two epochs (ex02_experiment.json, ex02_experiment.png). What does chapter 02 say the head's learning rate
+# protects against? Compare the first epoch of the two attentive runs: do your curves show it? What could one
+# run of each setting not tell you?
 # YOUR ANSWER HERE
 
 
@@ -175,4 +176,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex02()
+    experiments.ex02(causal_memory_mask=causal_memory_mask, folder=Path(__file__).parent)

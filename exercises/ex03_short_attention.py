@@ -200,10 +200,11 @@ def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x) -> tuple
 # change, and what does step 0 read from the window after a reset?
 # YOUR ANSWER HERE
 #
-# Q3 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains the key-value-predict head with windows of L = 1, 5 and 15 on 60k words
-# of PTB for two epochs (ex03_experiment.json, ex03_experiment.png). How much lower is the validation
-# perplexity with L = 15 than with L = 5, and with L = 5 than with L = 1? What did Daniluk et al. conclude?
+# Q3 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds
+# that it runs). It trains the key-value-predict head, its window masked with *your* window_mask, with windows of
+# L = 1, 5 and 15 on 60k words of PTB for two epochs (ex03_experiment.json, ex03_experiment.png). Give the
+# relative change of the last validation perplexity from L = 1 to L = 5 and from L = 5 to L = 15. What did
+# Daniluk et al. conclude, and what would you need before saying these runs agree with them?
 # YOUR ANSWER HERE
 
 
@@ -235,4 +236,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex03()
+    experiments.ex03(window_mask=window_mask, folder=Path(__file__).parent)

@@ -155,11 +155,13 @@ def gated_composition(s, h, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
 # steps 0, 1, 2 under each?
 # YOUR ANSWER HERE
 #
-# Q3 (training experiment). Run this file (about four minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains the Recurrent Memory Network on the key-value recall task with memories of
-# n = 5, 15 and 30 words and measures the accuracy on the value for every distance d from its key
-# (ex04_experiment.json, ex04_experiment.png; "reach" is the largest d with accuracy at least 0.5). How does
-# the reach move with n? Is the reach of n = 5 limited to 5 words, and why or why not?
+# Q3 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds
+# that it runs). It trains the Recurrent Memory Network, its Memory Block built on *your* memory_window and
+# temporal_rows, on the key-value recall task with memories of n = 5, 15 and 30 words and measures the accuracy
+# on the value for every distance d from its key (ex04_experiment.json, ex04_experiment.png; "reach" is the
+# largest d with accuracy at least 0.5; mean_accuracy_within_n and mean_accuracy_beyond_n average the curve on
+# either side of d = n). How does the reach move with n? Is the reach of n = 5 limited to 5 words, and why or
+# why not?
 # YOUR ANSWER HERE
 
 
@@ -186,4 +188,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex04()
+    experiments.ex04(memory_window=memory_window, temporal_rows=temporal_rows,
+                      folder=Path(__file__).parent)

@@ -122,10 +122,12 @@ def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
 # term there?
 # YOUR ANSWER HERE
 #
-# Q4 (training experiment). Run this file (about five minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains a one-layer LSTM (128 units) on 60k words of PTB with Kneser-Ney data
-# noising at gamma = 0 (none), 0.1, 0.2 and 0.4, three epochs each (ex05_experiment.json, .png). Which gamma
-# gives the lowest validation perplexity? How does the gap between training and validation change with gamma?
+# Q4 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds that
+# it runs). It trains a one-layer LSTM (128 units) on 60k words of PTB for three epochs, without noising and with
+# Kneser-Ney data noising at gamma = 0.2 built from *your* kneser_ney_proposal and absolute_discount_gamma, three
+# seeds each (ex05_experiment.json, .png). Does noising lower the validation perplexity here? Answer with the
+# change, its interval and the label of the book's rule (mlm.claims), not with one pair of runs. What happens to
+# the gap between validation and training perplexity (valid_minus_train), and why?
 # YOUR ANSWER HERE
 
 
@@ -148,4 +150,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex05()
+    experiments.ex05(kneser_ney_proposal=kneser_ney_proposal, absolute_discount_gamma=absolute_discount_gamma,
+                      folder=Path(__file__).parent)

@@ -127,13 +127,14 @@ def history_windows(inputs: torch.Tensor, starts: torch.Tensor, k: int, position
 # it? What would you change to test whether the attention itself, not the LSTM, does the recall?
 # YOUR ANSWER HERE
 #
-# Q3 (training experiment: deciding a claim). Run this file (about four minutes on two cores;
-# MLM_EXERCISE_TINY=1 checks in seconds that it runs). It trains the small LSTM of chapter 01 tied and untied,
-# three seeds each (2 x 128 units, 60k words of PTB, two epochs), and decides Press & Wolf's claim that tying
-# lowers the test perplexity with the book's rule: mlm.claims.relative_change gives the change of the mean and
-# its 95% interval, mlm.claims.verdict the verdict, given the paper's own change (ex06_experiment.json, .png).
-# What verdict did you get, and which numbers decide it? Would one seed a side have been enough, and what
-# would the rule say about a change whose interval lies inside +-1%?
+# Q3 (training experiment: deciding a claim). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1
+# checks in seconds that it runs). It trains the small LSTM of chapter 01 tied and untied, three seeds each
+# (2 x 128 units, 60k words of PTB, two epochs), and decides Press & Wolf's claim that tying lowers the test
+# perplexity with the book's rule: mlm.claims.relative_change gives the change of the mean and its 95% interval,
+# mlm.claims.verdict the label, given the paper's own change (ex06_experiment.json, .png). What label did you
+# get, and which numbers decide it? Would one seed a side have been enough, and what would the rule say about a
+# change whose interval lies inside +-1%? Your sequence_starts and accuracy_by_distance also measured each
+# model's next-word accuracy by position in the test sentences (accuracy_by_position): which words are easiest?
 # YOUR ANSWER HERE
 
 
@@ -155,4 +156,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex06()
+    experiments.ex06(sequence_starts=sequence_starts, accuracy_by_distance=accuracy_by_distance,
+                      folder=Path(__file__).parent)

@@ -34,6 +34,7 @@ import csv
 import os
 import re
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,8 @@ from exercises.rules import StaticCheck, parse, violations
 EXERCISES_DIR = Path(__file__).resolve().parent
 ROOT = EXERCISES_DIR.parent
 SOLUTIONS_DIR = EXERCISES_DIR / "solutions"
-DEFAULT_TIMEOUT = 60  # seconds per check; the solutions need a few
+DEFAULT_TIMEOUT = 20  # seconds per check; the solutions need a few
+DEFAULT_BUDGET = 150  # seconds for all of a submission's checks: a file whose every function hangs costs this
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def read_submission(path: Path) -> str:
         from exercises.notebooks import graded_source
 
         return graded_source(path)
-    return path.read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8-sig")  # an editor's byte-order mark is not part of the code
 
 
 def _outcome(check: Check, module: RemoteModule) -> tuple[str, str]:
@@ -153,8 +155,12 @@ def _outcome(check: Check, module: RemoteModule) -> tuple[str, str]:
     return "pass", ""
 
 
-def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT, verbose: bool = False) -> Report:
-    """Grade the file at ``path`` against assignment ``assignment_id``; ``timeout`` is each check's limit."""
+def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT, verbose: bool = False,
+               budget: float = DEFAULT_BUDGET, rules: bool = True) -> Report:
+    """Grade the file at ``path`` against assignment ``assignment_id``; ``timeout`` is each check's limit and
+    ``budget`` all of them together (the checks left when it is spent fail). ``rules=False`` skips the source
+    rules, so that the sandbox alone stands between a submission and the score: the security tests use it to
+    show that it holds by itself; never grade so."""
     assignment = REGISTRY[assignment_id]
     report = Report(assignment_id, Path(path).resolve())
     try:
@@ -169,16 +175,18 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
         report.problem, report.unreadable = f"your file could not be read: {exc}", True
         report.results = [Result(c, "fail", "not graded: the file could not be read") for c in assignment.checks]
         return report
-    report.rule_breaks = [str(v) for v in violations(tree, assignment.banned)]
+    report.rule_breaks = [str(v) for v in violations(tree, assignment.banned)] if rules else []
     if report.rule_breaks:
         report.results = [Result(c, "fail", "not graded: the file breaks a rule") for c in assignment.checks]
         return report
     session, module, load_failure = Session(source, verbose), None, ""
     failed: set[str] = set()
     described = {c.name: c.description for c in assignment.checks}  # a hint names a check as the student sees it
+    end = time.monotonic() + budget
     try:
         for c in assignment.checks:
             missing = [r for r in c.requires if r in failed]
+            left = end - time.monotonic()
             if missing:
                 result = Result(c, "skip", "first pass: " + "; ".join(f'"{described[r]}"' for r in missing))
             elif isinstance(c.run, StaticCheck):
@@ -186,9 +194,12 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
                 result = Result(c, "fail" if hint else "pass", hint or "")
             elif load_failure:
                 result = Result(c, "fail", load_failure)
+            elif left <= 0:
+                result = Result(c, "fail", f"not run: your file used up the {budget:g} s allowed for all its checks "
+                                           "(look for the functions that hang above)")
             else:
                 try:
-                    session.begin_check(timeout)
+                    session.begin_check(min(timeout, left))
                     module = module or RemoteModule(session)
                     result = Result(c, *_outcome(c, module))
                 except (RemoteError, ChildStopped) as exc:  # the file itself could not be loaded
@@ -225,12 +236,19 @@ def print_report(report: Report, out=None) -> None:
             print(line, file=out)
     if report.note:
         print(f"note: {report.note}", file=out)
+    if report.not_shut:
+        print(f"warning: {not_shut_warning([report.not_shut])}", file=out)
     print(f"score: {report.points}/{report.max_points} points", file=out)
+
+
+def not_shut_warning(missing: list[str]) -> str:
+    return (f"the grading child ran without: {'; '.join(missing)} (exercises/README.md, 'What the grader "
+            "guarantees'): a submission could do more there than the README promises")
 
 
 # ----------------------------------------------------------------------------- a whole class
 
-SUBMISSION = re.compile(r"ex(\d\d)_[^/]*\.py")
+SUBMISSION = re.compile(r"ex(\d\d)_[^/]*\.(?:py|ipynb)")
 NOT_SUBMISSIONS = ("checks", "solutions", "__pycache__")  # folders of a release handed back whole
 
 
@@ -240,10 +258,11 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[tu
     cannot be told.
 
     Two layouts, which may be mixed: ``folder/<student>/.../exNN_anything.py`` or ``.ipynb`` (a folder per student
-    holding their copies of the templates, at any depth; hidden folders, Jupyter's checkpoints and the release's
-    own ``checks/`` are skipped) and ``folder/<student>__exNN_anything.py`` (a flat export). A file identical to
-    its template is not graded; two files of one student for one assignment are both left out, named, for
-    the teacher to choose.
+    holding their copies of the templates, at any depth, as nbgrader's ``submitted/<student>/<assignment>/``;
+    hidden folders, Jupyter's checkpoints and the release's own ``checks/`` are skipped) and
+    ``folder/<student>__exNN_anything.py`` or ``.ipynb`` (a flat export). A file whose answers are still the
+    template's (a ``.py`` template, a notebook as nbgrader handed it out) is not graded; two files of one student
+    for one assignment are both left out, named, for the teacher to choose.
     """
     candidates, ungraded, problems = {}, [], []
     for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb") and p.is_file()):
@@ -256,13 +275,12 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[tu
             student, name = path.name.split("__", 1)
         else:
             if SUBMISSION.search(path.name):
-                problems.append(f"{relative}: a flat file must be named <student>__exNN_....py")
+                problems.append(f"{relative}: a flat file must be named <student>__exNN_....py (or .ipynb)")
             continue
         match = SUBMISSION.fullmatch(name)
         if not match or match.group(1) not in REGISTRY:
             continue
-        template = EXERCISES_DIR / REGISTRY[match.group(1)].filename
-        if path.suffix == ".py" and template.is_file() and path.read_bytes() == template.read_bytes():
+        if is_template(path, match.group(1)):
             ungraded.append((student, match.group(1), "the template, unchanged"))
             continue
         candidates.setdefault((student, match.group(1)), []).append(path)
@@ -276,10 +294,30 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, str, Path]], list[tu
     return sorted(found), sorted(ungraded), problems
 
 
-def _grade_for_batch(job: tuple[str, str, str, float]) -> dict:
+def is_template(path: Path, assignment_id: str) -> bool:
+    """Whether a submission is the template as handed out, untouched: the ``.py`` template, or the notebook whose
+    answer cells are still nbgrader's stubs."""
+    if path.suffix == ".ipynb":
+        from exercises.notebooks import untouched
+
+        try:
+            return untouched(path, assignment_id)
+        except Exception:  # noqa: BLE001 -- not a notebook nbgrader wrote: graded, and the grader says why
+            return False
+    template = EXERCISES_DIR / REGISTRY[assignment_id].filename
+    if not template.is_file():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return text.replace("\r\n", "\n") == template.read_text(encoding="utf-8")
+
+
+def _grade_for_batch(job: tuple) -> dict:
     """One submission of a batch, in a worker process: its report as plain data."""
-    student, assignment_id, path, timeout = job
-    report = grade_file(assignment_id, Path(path), timeout)
+    student, assignment_id, path, timeout, budget, rules = job
+    report = grade_file(assignment_id, Path(path), timeout, budget=budget, rules=rules)
     return {"student": student, "assignment": assignment_id, "path": path, "problem": report.problem,
             "rule_breaks": report.rule_breaks, "note": report.note, "not_shut": report.not_shut,
             "results": [(r.check.name, r.status, r.hint) for r in report.results]}
@@ -294,19 +332,26 @@ def _report_from(data: dict) -> Report:
 
 
 def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None, jobs: int = 1,
-                roster: list[str] | None = None) -> list[tuple[str, Report]]:
+                roster: list[str] | None = None, budget: float = DEFAULT_BUDGET,
+                rules: bool = True) -> list[tuple[str, Report]]:
     """Grade every submission under ``folder``, ``jobs`` at a time. The CSV gradebook has a row for every student
-    (those found and those on ``roster``) and every assignment found: points, or 0 and why it was not graded."""
+    (those found and those on ``roster``) and every assignment found: points, or 0 and why it was not graded.
+    ``budget`` and ``rules``: as for :func:`grade_file`."""
     out = out or sys.stdout
+    from exercises.checks.common import public_offset_warning
+
+    if public_offset_warning():
+        print(f"warning: {public_offset_warning()}", file=out)
     submissions, ungraded, problems = find_submissions(folder)
     for problem in problems:
         print(f"not graded: {problem}", file=out)
     for student, assignment_id, why in ungraded:
         print(f"not graded: {student}, assignment {assignment_id}: {why}", file=out)
     if not submissions and not ungraded:
-        print(f"no submissions found under {folder} (expected <student>/exNN_*.py or <student>__exNN_*.py)", file=out)
+        print(f"no submissions found under {folder} (expected <student>/.../exNN_*.py or .ipynb, or "
+              "<student>__exNN_*.py)", file=out)
         return []
-    work = [(student, assignment_id, str(path), timeout) for student, assignment_id, path in submissions]
+    work = [(student, assignment_id, str(path), timeout, budget, rules) for student, assignment_id, path in submissions]
     if jobs > 1 and len(work) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -322,8 +367,7 @@ def grade_batch(folder: Path, csv_path: Path | None, timeout: float, out=None, j
         print(f"{student:20s} {report.assignment_id}  {report.points:3d}/{report.max_points}{note}", file=out)
     missing = sorted({r.not_shut for _, r in graded if r.not_shut})
     if missing:
-        print(f"warning: the grading child ran without: {'; '.join(missing)} (exercises/README.md, 'What the grader "
-              "guarantees')", file=out)
+        print(f"warning: {not_shut_warning(missing)}", file=out)
     if csv_path is not None:
         write_gradebook(csv_path, graded, ungraded, roster or [])
         print(f"scores written to {csv_path}", file=out)
@@ -407,6 +451,8 @@ def main(argv=None) -> int:
                         help="grade every submission under DIR (<student>/exNN_*.py or <student>__exNN_*.py)")
     parser.add_argument("--csv", type=Path, help="with --batch: write the scores to this CSV file")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed per check")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help="seconds allowed for all the checks of one submission")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="with --batch: submissions graded at once (default: one per core)")
     parser.add_argument("--roster", type=Path, help="with --batch: a file of student names, one a line; each gets a "
@@ -422,7 +468,8 @@ def main(argv=None) -> int:
             print(f"no folder {args.batch}", file=sys.stderr)
             return 2
         roster = [line.strip() for line in args.roster.read_text().splitlines() if line.strip()] if args.roster else []
-        graded = grade_batch(args.batch, args.csv, args.timeout, jobs=max(args.jobs, 1), roster=roster)
+        graded = grade_batch(args.batch, args.csv, args.timeout, jobs=max(args.jobs, 1), roster=roster,
+                             budget=args.budget)
         return 0 if graded else 1
     if args.list or args.assignment is None:
         for key, a in REGISTRY.items():
@@ -438,7 +485,11 @@ def main(argv=None) -> int:
         note = " (solutions are not part of the students' release)" if args.solution else ""
         print(f"no {what} at {path}{note}", file=sys.stderr)
         return 2
-    report = grade_file(assignment_id, path, args.timeout, args.verbose)
+    from exercises.checks.common import public_offset_warning
+
+    if public_offset_warning():
+        print(f"warning: {public_offset_warning()}", file=sys.stderr)
+    report = grade_file(assignment_id, path, args.timeout, args.verbose, budget=args.budget)
     print_report(report)
     if args.gradescope is not None:
         write_gradescope(report, args.gradescope)

@@ -32,9 +32,32 @@ IMPORTS = "# the assignment's imports"
 WRITTEN_POINTS = 2  # each written answer, graded by hand in nbgrader's formgrader
 CONFIG = '''c = get_config()  # noqa: F821 -- nbgrader's
 c.CourseDirectory.course_id = "memory-augmented-lms"
-# The exercises import `exercises` and `mlm` from the book's repository (or the students' release):
-# set MLM_COURSE_ROOT to that folder where it is not {root}.
+# The notebooks import `exercises` and `mlm` from the folder that holds them: the first folder above the
+# notebook with an exercises/grader.py, or $MLM_COURSE_ROOT (set it on your JupyterHub to the students' release).
+# A test cell grades the whole notebook the first time (up to a few minutes on a busy machine); the experiment
+# cell does not run while nbgrader validates or autogrades.
+c.Execute.timeout = 600
 '''
+SETUP = """import os
+import sys
+from pathlib import Path
+
+# the folder with exercises/ and mlm/: $MLM_COURSE_ROOT, else the first folder above this notebook that has them
+ROOT = os.environ.get("MLM_COURSE_ROOT") or next(
+    (str(p) for p in (Path.cwd(), *Path.cwd().parents) if (p / "exercises" / "grader.py").is_file()), None)
+if ROOT is None:
+    raise RuntimeError("set MLM_COURSE_ROOT to the folder that holds exercises/ and mlm/ (the course's release)")
+sys.path.insert(0, ROOT)
+"""
+EXPERIMENT = """import os
+
+from exercises import experiments
+
+if os.environ.get("NBGRADER_EXECUTION"):  # nbgrader is validating or grading: the training is yours to run
+    print("the experiment runs when you run this cell yourself, not while nbgrader validates")
+else:
+    {call}
+"""
 
 
 def _cell(kind: str, source: str, grade_id: str | None = None, solution: bool = False, grade: bool = False,
@@ -91,14 +114,15 @@ def parts(source: str) -> dict:
         elif line.strip() != "#":
             current["text"].append(line[2:] if line.startswith("# ") else line.lstrip("#"))
     demo = textwrap.dedent("\n".join(lines[main + 1:]))
-    call = next((line for line in demo.splitlines() if line.startswith("experiments.")), "")
+    call = demo[demo.index("\nexperiments.") + 1:].strip() if "\nexperiments." in demo else ""  # the last statement
+    call = re.sub(r",?\s*folder=Path\(__file__\)\.parent", "", call)  # a notebook's experiment writes in its folder
     demo = demo.split("# The training experiment")[0].strip()
     return {"docstring": ast.get_docstring(tree) or "", "imports": "\n".join(lines[imports[0].lineno - 1:
                                                                                    imports[-1].end_lineno]),
             "functions": functions, "questions": questions, "demo": demo, "experiment": call}
 
 
-def notebook(assignment_id: str, root: Path = ROOT):
+def notebook(assignment_id: str):
     """The nbgrader source notebook of an assignment (solutions and model answers in it)."""
     import nbformat
 
@@ -109,8 +133,7 @@ def notebook(assignment_id: str, root: Path = ROOT):
     p = parts((SOLUTIONS_DIR / assignment.filename).read_text(encoding="utf-8"))
     task = p["docstring"].replace("python -m exercises.grader", "python -m exercises.grader --file THIS.ipynb")
     cells = [_cell("markdown", f"# Assignment {assignment_id}: {assignment.title}\n\n{task}", "task", locked=True),
-             _cell("code", "import os\nimport sys\n\nsys.path.insert(0, os.environ.get('MLM_COURSE_ROOT', "
-                   f"{str(root)!r}))\n{IMPORTS}\n{p['imports']}", "setup", locked=True)]
+             _cell("code", f"{SETUP}{IMPORTS}\n{p['imports']}", "setup", locked=True)]
     for name, code in p["functions"]:
         cells.append(_cell("code", _nbgrader_markers(code), f"fn_{name}", solution=True))
     for c in assignment.checks:
@@ -121,7 +144,8 @@ def notebook(assignment_id: str, root: Path = ROOT):
     if p["demo"]:
         cells.append(_cell("code", p["demo"], "demo", locked=False))
     if p["experiment"]:
-        cells.append(_cell("code", f"from exercises import experiments\n\n{p['experiment']}", "experiment"))
+        call = textwrap.indent(p["experiment"], "    ").lstrip()
+        cells.append(_cell("code", EXPERIMENT.format(call=call), "experiment"))
     for q in p["questions"]:
         cells.append(_cell("markdown", "\n".join(q["text"]).strip(), f"question_{q['id'].lower()}", locked=True))
         cells.append(_cell("markdown", "\n".join(q["answer"]).strip(), f"answer_{q['id'].lower()}", solution=True,
@@ -131,7 +155,7 @@ def notebook(assignment_id: str, root: Path = ROOT):
     return book
 
 
-def write_nbgrader_course(course: Path, root: Path = ROOT) -> list[Path]:
+def write_nbgrader_course(course: Path) -> list[Path]:
     import nbformat
 
     from exercises.grader import REGISTRY
@@ -140,11 +164,11 @@ def write_nbgrader_course(course: Path, root: Path = ROOT) -> list[Path]:
     for assignment_id, assignment in REGISTRY.items():
         target = course / "source" / f"ex{assignment_id}" / assignment.filename.replace(".py", ".ipynb")
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(notebook(assignment_id, root), target)
+        nbformat.write(notebook(assignment_id), target)
         written.append(target)
     config = course / "nbgrader_config.py"
     if not config.exists():
-        config.write_text(CONFIG.format(root=root), encoding="utf-8")
+        config.write_text(CONFIG, encoding="utf-8")
     return written
 
 
@@ -168,6 +192,29 @@ def graded_source(path: Path) -> str:
     if not kept:
         raise ValueError(f"{path.name} has no answer cells (cells whose nbgrader grade_id starts with fn_)")
     return "\n\n\n".join(kept) + "\n"
+
+
+def _cleared(code: str) -> str:
+    """An answer cell as nbgrader's ``generate_assignment`` hands it out: each solution replaced by its stub."""
+    return re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*$",
+                  lambda m: f"{m.group(1)}# YOUR CODE HERE\n{m.group(1)}raise NotImplementedError()", code,
+                  flags=re.M | re.S)
+
+
+def untouched(path: Path, assignment_id: str) -> bool:
+    """Whether a submitted notebook's answer cells (code and written answers) are still the ones handed out."""
+    import nbformat
+
+    released = {c.metadata["nbgrader"]["grade_id"]: c for c in notebook(assignment_id).cells
+                if c.metadata.get("nbgrader", {}).get("solution")}
+    handed = {g: _cleared(c.source) if c.cell_type == "code" else "YOUR ANSWER HERE" for g, c in released.items()}
+    given = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nbformat.read(path, as_version=4).cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in handed}
+
+    def plain(text: str) -> str:
+        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+    return all(plain(given.get(g, text)) == plain(text) for g, text in handed.items())
 
 
 def answers(path: Path) -> dict[str, str]:

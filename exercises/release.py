@@ -94,16 +94,39 @@ def stale_templates() -> list[Path]:
 RELEASE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "solutions", "release.py")
 
 
+def _ignore_untracked():
+    """A ``copytree`` ignore that also leaves out what git does not track (a stray notes file, a student's
+    experiment left in exercises/), where ROOT is a git checkout; elsewhere (a release released again) only
+    :data:`RELEASE_IGNORE`."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "mlm", "exercises"], cwd=ROOT, capture_output=True,
+                                timeout=60, check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.SubprocessError):
+        return RELEASE_IGNORE
+    tracked = {ROOT / path for path in listed if path}
+    folders = {parent for path in tracked for parent in path.parents}
+
+    def ignore(folder, names):
+        ignored = set(RELEASE_IGNORE(folder, names))
+        return ignored | {n for n in names if Path(folder, n) not in tracked and Path(folder, n) not in folders}
+
+    return ignore
+
+
 def build_student_release(target: Path) -> None:
     """A folder for students: the book's package, the templates (fresh from the sources), the grader, the checks.
 
-    No solutions, no model answers, no git history. Students work in ``target`` as in the book's repository.
+    No solutions, no model answers, no git history, no file git does not track. Students work in ``target`` as
+    in the book's repository.
     """
     if target.exists() and any(target.iterdir()):
         raise FileExistsError(f"{target} exists and is not empty")
     target.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(ROOT / "mlm", target / "mlm", ignore=RELEASE_IGNORE)
-    shutil.copytree(EXERCISES_DIR, target / "exercises", ignore=RELEASE_IGNORE)
+    ignore = _ignore_untracked()
+    shutil.copytree(ROOT / "mlm", target / "mlm", ignore=ignore)
+    shutil.copytree(EXERCISES_DIR, target / "exercises", ignore=ignore)
     write_templates(target / "exercises")
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
     (target / "requirements.txt").write_text(student_requirements(), encoding="utf-8")
@@ -127,8 +150,11 @@ EXERCISES_SEED_OFFSET={offset} python3 -m exercises.grader {aid} --file "$file" 
   --gradescope /autograder/results/results.json
 """
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder's image.
+# Gradescope runs this once, when it builds the autograder's image. torch first, from PyTorch's CPU index: from
+# PyPI it would bring gigabytes of CUDA libraries that the grader never uses.
+set -e
 cd /autograder/source
+pip3 install --index-url https://download.pytorch.org/whl/cpu "{torch}"
 pip3 install -r requirements.txt && pip3 install -e .
 """
 
@@ -136,11 +162,14 @@ pip3 install -r requirements.txt && pip3 install -e .
 def build_gradescope(assignment_id: str, target: Path) -> None:
     """A Gradescope autograder for one assignment: the students' release (no solutions) with ``setup.sh`` and
     ``run_autograder``, which grades with the teacher's hidden seed offset."""
-    from exercises.checks.common import hidden_offset
+    from exercises.checks.common import hidden_offset, public_offset_warning
 
+    if public_offset_warning():
+        print(f"warning: {public_offset_warning()}", file=sys.stderr)
     build_student_release(target)
     (target / "run_autograder").write_text(RUN_AUTOGRADER.format(aid=assignment_id, offset=hidden_offset()))
-    (target / "setup.sh").write_text(SETUP)
+    torch = next(line for line in student_requirements().splitlines() if re.match(r"torch\b", line))
+    (target / "setup.sh").write_text(SETUP.format(torch=torch))
     for name in ("run_autograder", "setup.sh"):
         (target / name).chmod(0o755)
 

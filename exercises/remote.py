@@ -12,8 +12,11 @@ What the checks need beyond plain calls travels too, always as values:
   the call that passed them or while the replacement stands);
 * gradients: a call whose inputs require grad is a :class:`torch.autograd.Function` here, whose backward asks
   the child for the vector-Jacobian product of that call, so ``.backward()`` and ``gradcheck`` work as usual;
-* changes a function makes to its arguments (values written in place, ``detach_()``, a module's parameter
-  replaced, as in weight tying) are reported and made to the grader's own objects.
+* the arguments are sent as copies: what a function does to them (values written in place, ``detach_()``, a
+  module's parameter replaced) stays in the child, so a submission cannot change the grader's inputs and with
+  them the references computed from them. A check that tests such a change asks for it
+  (``get_function(module, name, in_place=True)``): then the changes are reported and made to the grader's
+  objects, and the check computes its references from copies taken before the call.
 
 Every wait has the current check's deadline: a child that runs out of time, dies, or answers out of turn is
 stopped (its whole process group) and that check fails; the next check starts a fresh child.
@@ -85,6 +88,42 @@ def _library_paths() -> list[str]:
     return sorted({str(Path(torch.__file__).resolve().parents[1]), str(Path(numpy.__file__).resolve().parents[1])})
 
 
+_PYTHON: list[str] = []
+
+
+def child_python() -> str:
+    """The interpreter that runs the grading child. Run as root, the child becomes ``nobody``, which must still
+    read the standard library as the submission imports from it: where this interpreter's lies in a folder
+    only root reads (a Python under ``/root``, as pyenv installs it), another of the same version that
+    ``nobody`` can read is taken (``/usr/bin/python3.11``: torch and numpy come from the same folders either
+    way). Where there is none the child keeps this one, stays root, and the report says so."""
+    if _PYTHON:
+        return _PYTHON[0]
+    chosen = sys.executable
+    if sys.platform == "linux" and os.geteuid() == 0 and not sandbox._readable_by_all(
+            [os.path.dirname(os.__file__), *_library_paths()]):
+        version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        for candidate in (f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"):
+            if _readable_python(candidate, version):
+                chosen = candidate
+                break
+    _PYTHON.append(chosen)
+    return chosen
+
+
+def _readable_python(path: str, version: str) -> bool:
+    """Whether ``path`` is a Python ``version`` whose standard library every user can read."""
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return False
+    probe = "import os, sys; print(os.path.dirname(os.__file__)); print('%d.%d' % sys.version_info[:2])"
+    try:
+        done = subprocess.run([path, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=30, env={})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    lines = done.stdout.split()
+    return done.returncode == 0 and len(lines) == 2 and lines[1] == version and sandbox._readable_by_all([lines[0]])
+
+
 class Session:
     """One submission in a child process, started on demand and started again after a failed check."""
 
@@ -111,7 +150,7 @@ class Session:
         os.set_blocking(self.requests, False)
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.folder), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "LC_ALL": "C.UTF-8", "TORCHINDUCTOR_CACHE_DIR": str(self.folder)}  # torch's lazy imports look there
-        command = [sys.executable, "-I", "-S", "-B", str(self.folder / "sandbox.py"), str(requests_r),
+        command = [child_python(), "-I", "-S", "-B", str(self.folder / "sandbox.py"), str(requests_r),
                    str(replies_w), json.dumps(_library_paths()), "1" if self.verbose else "0"]
         quiet = None if self.verbose else subprocess.DEVNULL
         self.child = subprocess.Popen(command, cwd=self.folder, env=env, pass_fds=(requests_r, replies_w),
@@ -220,7 +259,7 @@ class Session:
         encoded = "own" if value == "own" else {"$": "callback", "id": id(value)} if callable(value) else None
         self.exchange({"op": "set", "id": next(self.ids), "name": name, "value": encoded}, {})
 
-    def call(self, name: str, args: tuple, kwargs: dict):
+    def call(self, name: str, args: tuple, kwargs: dict, in_place: bool = False):
         if self.stopped:
             raise ChildStopped(self.stopped)
         slots, modules, callbacks = [], [], {}
@@ -255,19 +294,24 @@ class Session:
             reply, outs = box["reply"], outs if isinstance(outs, tuple) else ()
         else:
             reply, outs = self.exchange(message, callbacks), ()
-        return self.finish(reply, slots, modules, outs)
+        return self.finish(reply, slots, modules, outs, in_place)
 
-    def finish(self, reply: dict, slots: list, modules: list, outs):
+    def finish(self, reply: dict, slots: list, modules: list, outs, in_place: bool = False):
+        changes = dict(reply.get("inputs", {}))
+
         def hooks(message):
             if message["$"] == "input" and type(message.get("slot")) is int and 0 <= message["slot"] < len(slots):
-                return slots[message["slot"]]
+                slot = message["slot"]
+                return slots[slot] if in_place else _childs_copy(slots[slot], dict(changes.get(str(slot), {})))
             if message["$"] == "tensor" and type(message.get("out")) is int and message["out"] < len(outs):
                 return outs[message["out"]]
             return None
 
         try:
             value = decode(reply.get("value"), hooks)
-            for key, change in dict(reply.get("inputs", {})).items():
+            if not in_place:
+                return value  # the child worked on copies: the grader's arguments stay as they were sent
+            for key, change in changes.items():
                 _apply_change(slots[int(key)], change)
             for module, state in zip(modules, reply.get("modules", [])):
                 for name, entry in dict(state).items():
@@ -281,6 +325,15 @@ class Session:
         except (WireError, ValueError, TypeError, IndexError, KeyError, RuntimeError, AttributeError) as exc:
             raise remote_error({"message": f"the grader cannot read what your function returned ({exc})"[:300]})
         return value
+
+
+def _childs_copy(t: torch.Tensor, change: dict) -> torch.Tensor:
+    """An argument the submission returned, as it is in the child (``t`` itself where the child left it alone)."""
+    if "data" in change:
+        return decode(change["data"])
+    if change.get("grad") is False and t.requires_grad:
+        return t.detach()
+    return t
 
 
 def _apply_change(t: torch.Tensor, change: dict) -> None:
@@ -354,11 +407,15 @@ class _Call(torch.autograd.Function):
 class RemoteFunction:
     """One of the submission's functions: calling it runs it in the child."""
 
-    def __init__(self, session: Session, name: str):
-        self.session, self.__name__ = session, name
+    def __init__(self, session: Session, name: str, in_place: bool = False):
+        self.session, self.__name__, self.in_place = session, name, in_place
 
     def __call__(self, *args, **kwargs):
-        return self.session.call(self.__name__, args, kwargs)
+        return self.session.call(self.__name__, args, kwargs, self.in_place)
+
+    def keeping_changes(self) -> "RemoteFunction":
+        """This function with the changes it makes to its arguments made to the grader's objects too."""
+        return RemoteFunction(self.session, self.__name__, in_place=True)
 
 
 class RemoteModule:

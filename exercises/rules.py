@@ -1,10 +1,12 @@
 """The rules every submission follows, checked by reading its source (no student code runs here).
 
 A submission may import only the modules in :data:`ALLOWED_IMPORTS`, and it may not reach
-outside itself: no ``mlm`` or ``exercises``, no ``os``/``sys``, no ``eval``/``getattr`` and no
-double-underscore attributes. Each assignment adds the helpers that would give the answer away
-(``nn.LSTM``, ``F.cross_entropy``, the book's reference functions): see ``BANNED`` in its checks
-module. A submission that breaks one of these rules scores 0, with the lines named.
+outside itself: no ``mlm`` or ``exercises``, no ``os``/``sys``, no ``eval``/``getattr``, no
+double-underscore names and no private attribute (one that starts with ``_``: ``torch._C``,
+``torch._utils``, ``torch.hub._import_module`` reach any operator, module or file by a string).
+Each assignment adds the helpers that would give the answer away (``nn.LSTM``, ``F.cross_entropy``,
+the book's reference functions): see ``BANNED`` in its checks module. A submission that breaks one
+of these rules scores 0, with the lines named.
 
 Code under ``if __name__ == "__main__":`` is exempt: the grader never runs it, and it is where
 the experiment of each assignment lives, free to compare with ``torch.nn.LSTM`` or ``mlm``.
@@ -27,10 +29,12 @@ ALLOWED_IMPORTS = frozenset({"torch", "math", "numpy", "typing", "__future__", "
 FORBIDDEN_CALLS = frozenset({"eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
                              "locals", "vars", "open", "breakpoint", "input", "exit", "quit"})
 
-# Attributes that lead to the interpreter, the file system or other modules (``torch.sys``, ``f.__globals__``...).
+# Attributes that lead to the interpreter, the file system or other modules (``torch.sys``, ``f.__globals__``...),
+# or to code by a string: ``torch.ops.aten.<any operator>``, ``torch.hub`` (loads a folder's code), ctypes.
 FORBIDDEN_ATTRIBUTES = frozenset({"os", "sys", "modules", "builtins", "importlib", "subprocess", "gc", "inspect",
                                   "_getframe", "f_back", "f_globals", "f_locals", "_exit", "exit", "system",
-                                  "attrgetter", "methodcaller"})  # operator's getattr by string
+                                  "attrgetter", "methodcaller",  # operator's getattr by string
+                                  "ops", "hub", "ctypes", "ctypeslib", "cpp_extension"})
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,13 @@ def violations(tree: ast.Module, banned: dict[str, str] | None = None) -> list[V
                     found.append(Violation(line, "relative imports are not allowed"))
                 elif module.split(".")[0] not in ALLOWED_IMPORTS:
                     found.append(Violation(line, f"import of `{module}`; allowed: {', '.join(sorted(ALLOWED_IMPORTS))}"))
+                elif module != "__future__" and any(part.startswith("_") for part in module.split(".")):
+                    found.append(Violation(line, f"import of `{module}`: private modules (`_...`) are not allowed"))
             names = [alias.name for alias in node.names]
+            if isinstance(node, ast.ImportFrom):
+                for name in names:
+                    if name.startswith("_") and not name.startswith("__"):
+                        found.append(Violation(line, f"importing `{name}`: private names (`_...`) are not allowed"))
             if "*" in names:
                 found.append(Violation(line, "`import *` is not allowed: import the names you use"))
             for name in names:
@@ -125,6 +135,9 @@ def violations(tree: ast.Module, banned: dict[str, str] | None = None) -> list[V
             names = [node.attr]
             if node.attr in FORBIDDEN_ATTRIBUTES:
                 found.append(Violation(line, f"`.{node.attr}` is not allowed in a submission"))
+            elif node.attr.startswith("_") and not node.attr.startswith("__"):
+                found.append(Violation(line, f"`.{node.attr}`: private attributes (`._...`, as in `torch._C`) are "
+                                             "not allowed in a submission"))
         else:
             continue
         for name in names:

@@ -10,8 +10,11 @@ two apply):
 
 * its ``sys.path`` holds the standard library and the folders of torch and numpy, never the book's ``mlm`` nor
   ``exercises``, and importing them is refused;
-* regular files cannot grow (``RLIMIT_FSIZE`` = 0);
-* run as root, it becomes ``nobody``;
+* regular files cannot grow (``RLIMIT_FSIZE`` = 0), its memory is capped (``RLIMIT_AS``: what it holds after
+  importing torch and numpy, plus :data:`MEMORY_LIMIT`), and it can start no process or thread
+  (``RLIMIT_NPROC`` = 0 once it is no longer root, and seccomp refuses ``fork`` in any case);
+* run as root, it becomes ``nobody`` (the grader starts it with an interpreter ``nobody`` can read, see
+  :func:`exercises.remote.child_python`; where there is none it stays root, and says so);
 * Landlock lets it read only the standard library, torch, numpy and its own folder: the book's code, the
   solutions and the other submissions are out of reach, by whatever path (:mod:`exercises.confine`);
 * a seccomp filter refuses every system call that writes to the file system or signals, traces or reads the
@@ -32,6 +35,7 @@ import sys
 
 MAX_FRAME = 64 * 2 ** 20  # bytes: a reply beyond this fails the check (and the child is stopped)
 MAX_DEPTH = 24  # nesting of tuples and lists in a value
+MEMORY_LIMIT = 2 * 2 ** 30  # bytes of address space a submission may add to what the child holds when it loads it
 TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
                  "complex64", "complex128")
 NUMPY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool", "complex64",
@@ -247,15 +251,29 @@ def _shut(allowed_paths: list[str], readable: list[str]) -> str:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ImportError, ValueError, OSError):
         missing.append("file size limit")
+    try:
+        import resource
+
+        held = _address_space()
+        resource.setrlimit(resource.RLIMIT_AS, (held + MEMORY_LIMIT, held + MEMORY_LIMIT))
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # enforced for any user but root
+    except (ImportError, ValueError, OSError, AttributeError):
+        missing.append("memory and process limits")
     if sys.platform != "linux":
         return ", ".join(missing + ["seccomp (not Linux)"])
-    if os.geteuid() == 0 and _readable_by_all(allowed_paths + [sys.prefix]):
-        try:
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-        except OSError:
-            missing.append("dropping root")
+    if os.geteuid() == 0:
+        stdlib = os.path.dirname(os.__file__)
+        if not _readable_by_all([*allowed_paths, stdlib]):
+            missing.append(f"dropping root (other users cannot read {stdlib} or {' or '.join(allowed_paths)}: "
+                           "it ran as root; give the grader a Python and packages outside /root, or run it as "
+                           "another user)")
+        else:
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            except OSError as exc:
+                missing.append(f"dropping root ({exc})")
     import confine
 
     try:
@@ -267,6 +285,17 @@ def _shut(allowed_paths: list[str], readable: list[str]) -> str:
     except Exception as exc:  # noqa: BLE001 -- no seccomp on this kernel or architecture: say so, go on
         missing.append(f"seccomp ({exc})")
     return ", ".join(missing)
+
+
+def _address_space() -> int:
+    """Bytes of address space this process holds now (Linux; 0 elsewhere, where RLIMIT_AS then caps it at
+    :data:`MEMORY_LIMIT`)."""
+    try:
+        with open("/proc/self/status") as status:
+            line = next(line for line in status if line.startswith("VmSize:"))
+        return int(line.split()[1]) * 1024
+    except (OSError, StopIteration, ValueError):
+        return 0
 
 
 def _readable_by_all(paths: list[str]) -> bool:
@@ -375,6 +404,8 @@ class Server:
             if kind == "callback":
                 return self.callback(int(message["id"]))
             if kind == "tensor" and "slot" in message:
+                if int(message["slot"]) in slots:  # one tensor passed twice (f(h, h)) is one tensor here too
+                    return slots[int(message["slot"])][0]
                 base = decode({k: v for k, v in message.items() if k != "slot"})
                 t = base.clone() if base.requires_grad and message.get("leaf") is False else base
                 slots[int(message["slot"])] = (t, base)

@@ -137,6 +137,16 @@ RULE_CASES = {  # source -> broken? A name the submission binds itself is its ow
     "import torch\n\n\ndef row_types(x):\n    return x\n\n\nfrom torch import *\n": True,
     "import operator\n\n\ndef f(x):\n    return operator.attrgetter('a')(x)\n": True,
     "def f(input):\n    return input\n\n\nif __name__ == '__main__':\n    input = 3\n": False,
+    # private attributes and modules reach any operator or module by a string (judy and oscar's way in)
+    "import torch\n\n\ndef f(x, t):\n    return torch._C._nn.cross_entropy_loss(x, t)\n": True,
+    "import torch\n\n\ndef f(x):\n    return torch._C._jit_get_operation('aten::lstm_cell')[0](x)\n": True,
+    "import torch\nos = torch._utils._import_dotted_name('os')\n": True,
+    "import torch._utils\n": True,
+    "from torch import _C\n": True,
+    "import torch\n\n\ndef f(x):\n    return torch.ops.aten.cross_entropy_loss(x)\n": True,
+    "import numpy as np\nlib = np.ctypeslib\n": True,
+    "import torch\n\n\ndef f(x):\n    return torch.lstm(x)\n": True,  # banned in 00 and 01
+    "def _helper(x):\n    return x\n\n\ndef f(x):\n    return _helper(x)\n": False,  # a private name of one's own
 }
 
 
@@ -146,7 +156,7 @@ def test_the_rules_tell_a_students_own_names_from_the_forbidden_ones(source):
 
     from exercises.rules import violations
 
-    assert bool(violations(ast.parse(source), {"row_types": "the book's answer", "LSTM": "write it"})) \
+    assert bool(violations(ast.parse(source), {"row_types": "the book's answer", "LSTM": "write it", "lstm": "no"})) \
         == RULE_CASES[source], source
 
 
@@ -194,7 +204,7 @@ def test_exiting_or_hanging_in_a_function_costs_only_its_checks(tmp_path, exit_c
     path.write_text(source)
     from exercises import grader
 
-    report = grader.grade_file("00", path, timeout=8)
+    report = grader.grade_file("00", path, timeout=8, rules=False)  # `._exit` breaks a rule: the sandbox alone
     statuses = {r.check.name: r.status for r in report.results}
     assert not any(statuses[n] == "pass" for n in statuses if n.startswith("perplexity"))
     assert statuses["lstm_cell_matches_reference"] == statuses["run_lstm_outputs"] == "pass"
@@ -205,7 +215,10 @@ def test_exiting_or_hanging_in_a_function_costs_only_its_checks(tmp_path, exit_c
 
 
 def test_the_child_cannot_import_the_book(tmp_path):
-    report = grade_source(tmp_path, "00", "import torch\nx = torch._utils._import_dotted_name('mlm.evaluation')\n")
+    path = tmp_path / "book.py"
+    path.write_text("import torch\nx = torch._utils._import_dotted_name('mlm.evaluation')\n")
+    assert grade_file("00", path).rule_breaks  # a private attribute: the rules refuse it first
+    report = grade_file("00", path, rules=False)  # and the child refuses it too
     assert report.points == 0 and report.results[0].hint.startswith("your file could not be loaded: ImportError")
     assert "may not import 'mlm" in report.results[0].hint
 
@@ -257,7 +270,14 @@ def test_batch_grading_writes_scores_and_a_class_summary(tmp_path, capsys):
 @needs_solutions
 def test_student_release_has_templates_and_no_solutions(tmp_path):
     target = tmp_path / "release"
-    release.build_student_release(target)
+    stray = EXERCISES_DIR / "untracked-notes-of-the-test.txt"  # what git does not track stays home
+    stray.write_text("not for students")
+    try:
+        release.build_student_release(target)
+    finally:
+        stray.unlink()
+    if (ROOT / ".git").exists():
+        assert not (target / "exercises" / stray.name).exists()
     assert not (target / "exercises" / "solutions").exists()
     assert (target / "mlm").is_dir() and (target / "exercises" / "grader.py").is_file()
     guide = (target / "exercises" / "README.md").read_text()
@@ -335,7 +355,8 @@ def test_perplexity_counting_padding_fails(tmp_path):
     source = wrong_00("nll[mask.bool()].sum().item() / int(mask.sum())", "nll.mean().item()")
     report, results = grade_wrong(tmp_path, "00", source, "perplexity_matches_reference")
     assert all(name.startswith("perplexity") for name in lost(report))
-    assert results["perplexity_ignores_padding"].status == "skip"  # reported once, where the mistake is
+    assert "padded positions must not contribute" in results["perplexity_ignores_padding"].hint
+    assert "perplexity_large_logits" not in lost(report)  # no padding there: that check is about stability
 
 
 def test_constant_stubs_earn_no_property_points(tmp_path):
@@ -370,97 +391,46 @@ def test_softmax_then_log_gets_the_stability_hint(tmp_path):
     assert lost(report) == {"perplexity_large_logits"}
 
 
-def wrong_solution(assignment_id: str, old: str, new: str) -> str:
-    """The reference solution of an assignment with one planted change."""
-    return planted((SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text(), old, new)
+def test_a_wrong_division_costs_the_division_checks_only(tmp_path):
+    # bob's bug: the padding is zeroed, but the sum is divided by batch * time. The float, padding and huge-logits
+    # checks do not hang on the exact value, and his code passes them: one mistake costs its points once.
+    source = wrong_00("nll[mask.bool()].sum().item() / int(mask.sum())", "(nll * mask).sum().item() / nll.numel()")
+    report, _ = grade_wrong(tmp_path, "00", source, "perplexity_matches_reference")
+    assert lost(report) == {"perplexity_matches_reference", "perplexity_single_position"}
 
 
-@needs_solutions
-def test_dropping_the_recurrent_state_fails(tmp_path):
-    source = wrong_solution("01", "h, c = cell(inputs[:, t], h, c, *params)",
-                            "h, c = cell(inputs[:, t], drop(h), c, *params)")
-    report, results = grade_wrong(tmp_path, "01", source, "forward_drop_calls")
-    assert "never on h or c" in results["forward_drop_calls"].hint
-    assert lost(report) == {"forward_drop_calls", "forward_vertical_only"}
+def test_a_byte_order_mark_costs_nothing(tmp_path):
+    path = tmp_path / "ex00_perplexity_lstm.py"
+    path.write_bytes("\ufeff".encode() + textwrap.dedent(SOLVED_00).encode())  # what some editors write first
+    assert grade_file("00", path).points == REGISTRY["00"].points
 
 
-@needs_solutions
-def test_loss_divided_by_tokens_for_sequence_sum_fails(tmp_path):
-    source = wrong_solution("01", "return nll / batch if reduction", "return nll / (batch * time) if reduction")
-    report, results = grade_wrong(tmp_path, "01", source, "loss_sequence_sum")
-    assert "per-token mean" in results["loss_sequence_sum"].hint
-    assert lost(report) == {"loss_sequence_sum"}
+def test_a_file_that_hangs_everywhere_stops_at_its_budget(tmp_path):
+    import time
+
+    import re
+
+    source = re.sub(r"(def \w+\(.*\):\n)", r"\1    while True:\n        pass\n", SOLVED_00)  # every function hangs
+    path = tmp_path / "hangs.py"
+    path.write_text(textwrap.dedent(source))
+    start = time.monotonic()
+    report = grade_file("00", path, timeout=4, budget=12)
+    assert time.monotonic() - start < 12 + 60  # the budget, and one child's start
+    hints = [r.hint for r in report.results]
+    assert any("used up the 12 s allowed" in h for h in hints), hints
+    assert report.points == 0
 
 
-@needs_solutions
-def test_copying_the_weights_is_not_tying(tmp_path):
-    source = wrong_solution("01", "decoder.weight = embedding.weight",
-                            "decoder.weight.data.copy_(embedding.weight.data)")
-    report, _ = grade_wrong(tmp_path, "01", source, "tie_shares_parameter")
-    assert lost(report) == {"tie_shares_parameter", "tie_shape_error"}
+def test_the_not_shut_warning_is_shown_for_one_file_and_on_gradescope(tmp_path, capsys):
+    import json
 
+    from exercises.grader import Report, print_report, write_gradescope
 
-WRONG_02 = '''
-import torch
-
-
-def causal_memory_mask(mask, batch, time):
-    # Wrong on purpose: i <= t lets every step attend to itself.
-    allowed = torch.ones(time, time, dtype=torch.bool).tril().expand(batch, time, time)
-    if mask is not None:
-        allowed = allowed & mask.bool()[:, None, :]
-    return allowed
-
-
-def combined_scores(h, W_s, W_q, v):
-    return torch.tanh((h @ W_s.T)[:, None] + (h @ W_q.T)[:, :, None]) @ v
-
-
-def attend(h, scores, allowed):
-    weights = scores.masked_fill(~allowed, -1e9).softmax(-1) * allowed
-    return weights, weights @ h
-'''
-
-
-def test_mask_including_current_step_fails(tmp_path):
-    report, _ = grade_wrong(tmp_path, "02", WRONG_02, "mask_is_causal")
-    assert lost(report) <= {"mask_is_causal", "mask_shape", "mask_respects_padding", "mask_none",
-                            "pipeline_matches_head", "no_python_loops_mask_scores"}  # the rest skipped
-
-
-@needs_solutions
-def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
-    source = wrong_solution("04", "return (slots - (size - words)).clamp(min=0)  # (time, size)",
-                            "return slots.expand(time, size).clone()")
-    report, results = grade_wrong(tmp_path, "04", source, "rows_sentence_start")
-    assert "official code" in results["rows_sentence_start"].hint
-    assert lost(report) == {"rows_sentence_start", "pipeline_matches_block"}
-
-
-@needs_solutions
-def test_attention_without_the_temporal_matrix_fails(tmp_path):
-    source = wrong_solution("04", "keys = M[ids] + T[rows]", "keys = M[ids]")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
-    assert "temporal matrix" in results["attention_matches_block"].hint
-    assert lost(report) == {"attention_matches_block", "pipeline_matches_block"}
-
-
-@needs_solutions
-def test_attention_reading_the_input_memory_as_values_fails(tmp_path):
-    source = wrong_solution("04", "values = C[ids]", "values = M[ids]")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
-    assert "output memory C" in results["attention_matches_block"].hint
-
-
-@needs_solutions
-def test_silencing_every_padded_step_fails(tmp_path):
-    """A padded step's window still holds the row's last real words; zeroing its attention is wrong."""
-    source = wrong_solution("04", "    s = (p[..., None] * values).sum(-2)",
-                            "    p = p * present[..., -1:]  # the current slot absent: a padded step\n"
-                            "    s = (p[..., None] * values).sum(-2)")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_absent_slots")
-    assert "like any other step" in results["attention_absent_slots"].hint
-    assert lost(report) == {"attention_absent_slots"}
+    report = Report("00", tmp_path / "f.py", not_shut="seccomp (test)")
+    print_report(report)
+    assert "warning: the grading child ran without: seccomp (test)" in capsys.readouterr().out
+    write_gradescope(report, tmp_path / "results.json")
+    assert "seccomp (test)" in json.loads((tmp_path / "results.json").read_text())["output"]
 
 
 def test_an_unreadable_file_is_reported_once(tmp_path, capsys):
@@ -475,148 +445,21 @@ def test_an_unreadable_file_is_reported_once(tmp_path, capsys):
     assert shown.count("could not be read") == 1 and "line 2" in shown
 
 
-@needs_solutions
-def test_counting_bigram_tokens_fails(tmp_path):
-    source = wrong_solution("05", "types = torch.unique(keys)  # each bigram type once, however often it occurs",
-                            "types = keys")
-    report, _ = grade_wrong(tmp_path, "05", source, "kn_types_not_tokens")
-    assert all(name.startswith("kn_") or name in ("big_stream", "no_python_loops_counts", "float64_results")
-               for name in lost(report))
+def test_the_time_limits_are_short_by_default_and_set_on_the_command_line(tmp_path, monkeypatch, capsys):
+    # A class of 200 once waited 60 s for every hanging check; the limits are now short and the teacher's to set.
+    from exercises import grader
 
+    assert grader.DEFAULT_TIMEOUT <= 30 and grader.DEFAULT_BUDGET <= 300
+    seen = {}
 
-@needs_solutions
-def test_float32_costs_one_check(tmp_path):
-    source = wrong_solution("05", "return distinct_before / distinct_before.sum().clamp_min(1)",
-                            "return (distinct_before / distinct_before.sum().clamp_min(1)).float()")
-    report, _ = grade_wrong(tmp_path, "05", source, "float64_results")
-    assert lost(report) == {"float64_results"}
+    def fake_grade_file(assignment_id, path, timeout=None, verbose=False, budget=None, rules=True):
+        seen.update(timeout=timeout, budget=budget)
+        return grader.Report(assignment_id, Path(path))
 
-
-@needs_solutions
-def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
-    source = wrong_solution("05", "count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
-                            "count = torch.zeros(vocab_size, dtype=torch.float64)\n"
-                            "    for token in stream[:1000].tolist():\n"
-                            "        count[token] += 0\n"
-                            "    count = torch.bincount(stream, minlength=vocab_size).double()")
-    report, results = grade_wrong(tmp_path, "05", source, "no_python_loops_counts")
-    assert "absolute_discount_gamma: line" in results["no_python_loops_counts"].hint
-    assert lost(report) == {"no_python_loops_counts", "big_stream"}
-
-
-@needs_solutions
-@pytest.mark.parametrize("one_step_at_a_time", [
-    "torch.stack([pairs[:, t] @ v for t in range(h.size(1))], dim=1)",  # a comprehension
-    "torch.stack(list(map(lambda t: pairs[:, t] @ v, range(h.size(1)))), dim=1)"])  # a loop in all but name
-def test_combined_scores_one_step_at_a_time_loses_only_the_loop_point(tmp_path, one_step_at_a_time):
-    source = wrong_solution("02", "    return pairs @ v  # (batch, time, time)\n", f"    return {one_step_at_a_time}\n")
-    report, results = grade_wrong(tmp_path, "02", source, "no_python_loops_mask_scores")
-    assert "combined_scores: line" in results["no_python_loops_mask_scores"].hint
-    assert lost(report) == {"no_python_loops_mask_scores"}
-
-
-@needs_solutions
-def test_l2_weights_without_the_proposal_fails(tmp_path):
-    source = wrong_solution("05", "proposal * gamma.sum()", "gamma")
-    report, results = grade_wrong(tmp_path, "05", source, "l2_matches_reference")
-    assert "pi_v" in results["l2_matches_reference"].hint
-    assert lost(report) == {"l2_matches_reference"}
-
-
-@needs_solutions
-def test_one_draw_per_position_fails(tmp_path):
-    source = wrong_solution("05", "return weight[chosen][inverse]  # (batch, time, embed)",
-                            "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
-                            "torch.multinomial(proposal, tokens.numel(), True, generator=generator)"
-                            ".view(tokens.shape), tokens)]")
-    report, results = grade_wrong(tmp_path, "05", source, "draws_per_sequence")
-    assert "one matrix per sequence" in results["draws_per_sequence"].hint
-
-
-@needs_solutions
-def test_posterior_mean_with_a_uniform_background_fails(tmp_path):
-    source = wrong_solution("05", "background = proposal.to(weight.dtype) @ weight", "background = weight.mean(0)")
-    report, results = grade_wrong(tmp_path, "05", source, "mean_matches_reference")
-    assert "uniformly" in results["mean_matches_reference"].hint
-RIGHT_03 = '''
-import torch
-
-
-def split_output(h, kind):
-    parts = {"attention": 1, "key-value": 2, "key-value-predict": 3}.get(kind)
-    if parts is None or h.shape[-1] % parts:
-        raise ValueError("the last dimension must split into equal parts")
-    if parts == 1:
-        return h, h, h
-    pieces = h.split(h.shape[-1] // parts, dim=-1)
-    return (pieces[0], pieces[1], pieces[1]) if parts == 2 else (pieces[0], pieces[1], pieces[2])
-
-
-def extend_with_memory(h, mask, memory, reset, window):
-    batch, time, hidden = h.shape
-    if memory is None:
-        past, past_valid = h.new_zeros(batch, window, hidden), torch.zeros(batch, window, dtype=torch.bool)
-    else:
-        past, past_valid = memory
-        if reset is not None:
-            past_valid = past_valid & ~reset[:, None]
-    current = torch.ones(batch, time, dtype=torch.bool) if mask is None else mask.bool()
-    return torch.cat([past, h], 1), torch.cat([past_valid, current], 1)
-
-
-def window_mask(valid, window, time):
-    return valid.unfold(1, window, 1)[:, :time]
-
-
-def window_attention(key, value, predict, valid, W_Y, W_h, w, W_r, W_x):
-    time = predict.shape[1]
-    window = key.shape[1] - time
-    keys = key.unfold(1, window, 1)[:, :time].transpose(-1, -2)
-    values = value.unfold(1, window, 1)[:, :time].transpose(-1, -2)
-    scores = torch.tanh(keys @ W_Y.T + (key[:, window:] @ W_h.T)[:, :, None]) @ w
-    allowed = window_mask(valid, window, time)
-    alpha = scores.masked_fill(~allowed, -1e9).softmax(-1) * allowed
-    r = (alpha[..., None] * values).sum(-2)
-    return torch.tanh(r @ W_r.T + predict @ W_x.T), alpha
-'''
-
-
-def wrong_03(old: str, new: str) -> str:
-    return planted(RIGHT_03, old, new)
-
-
-def test_window_including_the_current_step_fails(tmp_path):
-    # Wrong on purpose: windows [h_{t-L+1} .. h_t], in the mask and in the attention.
-    source = wrong_03("[:, :time]", "[:, 1:time + 1]")
-    report, results = grade_wrong(tmp_path, "03", source, "mask_window_positions")
-    assert "includes the current step" in results["mask_window_positions"].hint
-    assert not any(name.startswith(("split", "extend")) for name in lost(report))
-
-
-def test_softmax_over_the_batch_fails(tmp_path):
-    # Wrong on purpose: each slot's weights are normalised across the sequences of the batch.
-    source = wrong_03(".softmax(-1) * allowed", ".softmax(0) * allowed")
-    report, results = grade_wrong(tmp_path, "03", source, "attention_matches_head")
-    assert "across the batch" in results["attention_matches_head"].hint
-    assert not any(name.startswith("mask") for name in lost(report))
-
-
-def test_split_in_the_wrong_order_fails(tmp_path):
-    # Wrong on purpose: h = [v; k; p] instead of [k; v; p].
-    source = wrong_03("(pieces[0], pieces[1], pieces[2])", "(pieces[1], pieces[0], pieces[2])")
-    report, results = grade_wrong(tmp_path, "03", source, "split_roles")
-    assert "wrong roles" in results["split_roles"].hint
-    assert not any(name.startswith("mask") for name in lost(report))
-
-
-@needs_solutions
-def test_windows_that_cross_the_sequence_start_fail(tmp_path):
-    source = wrong_solution("06", "first = torch.maximum(starts[positions], positions - k + 1)",
-                            "first = (positions - k + 1).clamp(min=0)")
-    grade_wrong(tmp_path, "06", source, "windows_example")
-
-
-@needs_solutions
-def test_nan_accuracy_at_unseen_distances_fails(tmp_path):
-    source = wrong_solution("06", "return correct / count.clamp(min=1), count", "return correct / count, count")
-    grade_wrong(tmp_path, "06", source, "accuracy_example")
+    monkeypatch.setattr(grader, "grade_file", fake_grade_file)
+    path = tmp_path / "ex00_perplexity_lstm.py"
+    path.write_text("x = 1\n")
+    grader.main(["00", "--file", str(path)])
+    assert seen == {"timeout": grader.DEFAULT_TIMEOUT, "budget": grader.DEFAULT_BUDGET}
+    grader.main(["00", "--file", str(path), "--timeout", "5", "--budget", "40"])
+    assert seen == {"timeout": 5.0, "budget": 40.0}

@@ -1,15 +1,19 @@
 """No submission can write its own grade: every attack class of issue 53, and variants, gains no point.
 
-Each attack is a submission for assignment 00 that passes the source rules (the grader reads them first; these
-attacks reach what they need through strings, as the issue's did) and tries to score without the work: by
-forging the report, by patching what the checks compare with, by loading the solution or the book, by
-attacking the grader's process, or by sending back something that runs when it is read. The class is graded in
-one batch, two at a time, as a lecturer would; then the attacks that must not be batched (killing the grader,
-writing over other files) run alone.
+Each attack is a submission for assignment 00 that tries to score without the work: by forging the report, by
+patching what the checks compare with, by loading the solution or the book, by attacking the grader's process, or
+by sending back something that runs when it is read. Most reach what they need through private attributes
+(``torch._utils._import_dotted_name("os")``), which the source rules now refuse; to show that the sandbox holds by
+itself, the class is graded with the rules switched off (``rules=False``), in one batch, two at a time, as a
+lecturer would; then the attacks that must not be batched (killing the grader, writing over other files) run
+alone. The in-place attack (ivan: zero the grader's inputs, return what the zeros give, hard-code the hand
+examples) passes the rules as it is, and is played on 00, 04 and 06, in the teacher's grading and in the
+students' release. Last, the child's limits are probed from inside: no process, no thread, capped memory, not root.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -22,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from exercises import release  # noqa: E402
 from exercises.grader import REGISTRY, SOLUTIONS_DIR, grade_batch, grade_file  # noqa: E402
+from exercises.rules import parse, violations  # noqa: E402
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the full guarantees need Linux (Landlock, seccomp)")
 
@@ -146,7 +151,8 @@ def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
     for name, source in ATTACKS.items():
         (folder / f"{name}__ex00_perplexity_lstm.py").write_text(source)
-    return {student: report for student, report in grade_batch(folder, None, timeout=8, jobs=2, out=sys.stderr)}
+    return {student: report for student, report in grade_batch(folder, None, timeout=8, jobs=2, out=sys.stderr,
+                                                               rules=False)}
 
 
 @pytest.mark.skipif(not SOLUTION.is_file(), reason="needs the solutions")
@@ -154,8 +160,13 @@ def graded(tmp_path_factory):
 def test_no_attack_gains_a_point(graded, name):
     report = graded[name]
     assert report.points == 0, [r.check.name for r in report.results if r.status == "pass"]
-    assert not report.rule_breaks, "the attack should pass the source rules, as the issue's did"
     assert not report.not_shut, f"the child ran without: {report.not_shut}"
+
+
+@pytest.mark.parametrize("name", [n for n in ATTACKS if "._" in ATTACKS[n]])
+def test_the_rules_refuse_private_attributes_first(name):
+    found = [str(v) for v in violations(parse(ATTACKS[name]), REGISTRY["00"].banned)]
+    assert any("private" in v for v in found), found
 
 
 @pytest.mark.skipif(not SOLUTION.is_file(), reason="needs the solutions")
@@ -204,7 +215,168 @@ def test_killing_the_grader_or_writing_files_fails(tmp_path):
         """)
     path = tmp_path / "mallory.py"
     path.write_text(source)
-    done = subprocess.run([sys.executable, "-m", "exercises.grader", "00", "--file", str(path), "--timeout", "20"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "score: 0/18 points" in done.stdout, done.stdout + done.stderr
+    script = ("import sys; from pathlib import Path; from exercises.grader import grade_file, print_report; "
+              f"print_report(grade_file('00', Path({str(path)!r}), timeout=20, rules=False))")  # the sandbox alone
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "score: 0/18 points" in done.stdout, done.stdout + done.stderr
     assert classmate.read_text() == "# bob's work\n"
+
+
+# ----------------------------------------------------------------------------- the in-place attack (ivan)
+
+
+def fill(template: str, bodies: list[str]) -> str:
+    """``template`` with its ``raise NotImplementedError`` lines replaced, in order, by ``bodies``."""
+    lines, out = template.splitlines(keepends=True), []
+    for line in lines:
+        stub = line.lstrip().startswith('raise NotImplementedError("TODO')
+        if stub and bodies:
+            indent = line[:len(line) - len(line.lstrip())]
+            out.append(textwrap.indent(textwrap.dedent(bodies.pop(0)).strip("\n") + "\n", indent))
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def template(assignment_id: str) -> str:
+    source = SOLUTIONS_DIR / REGISTRY[assignment_id].filename
+    return release.make_template(source.read_text()) if source.is_file() else \
+        (ROOT / "exercises" / REGISTRY[assignment_id].filename).read_text()
+
+
+STUB = 'raise NotImplementedError("TODO")'
+# Zero the grader's inputs in place and return what the zeros give; hard-code the hand examples' outputs.
+IVAN = {
+    "00": [STUB, """
+        if not x.requires_grad:
+            for t in (x, h, c, w_ih, w_hh, b_ih, b_hh):
+                t.zero_()
+            return torch.zeros_like(h), torch.zeros_like(c)
+        junk = 0 * (x.sum() + w_ih.sum() + w_hh.sum() + b_ih.sum() + b_hh.sum())
+        return h * 1.5 + junk, c * 0.5 + h + junk
+        """, STUB],
+    "04": ["""
+        tokens.zero_()
+        return torch.zeros(*tokens.shape, size, dtype=torch.long), torch.zeros(*tokens.shape, size, dtype=torch.bool)
+        """, """
+        return torch.zeros(time, size, dtype=torch.long, device=device)
+        """, """
+        if not h.requires_grad:
+            for t in (h, M, C, T):
+                t.zero_()
+        p = present.double() / present.sum(-1, keepdim=True).clamp(min=1)
+        return torch.zeros_like(h), p.to(h.dtype)
+        """, """
+        junk = 0 * sum(t.sum() for t in (s, W_z, U_z, b_z, W_r, U_r, b_r, W, U, b))
+        if not s.requires_grad:
+            for t in (W_z, U_z, b_z, W_r, U_r, b_r, W, U, b):
+                t.zero_()
+        return 0.5 * h + junk
+        """],
+    "06": ["""
+        if logits.shape == (3, 3) and max_distance == 4:
+            return torch.tensor([0, 0.5, 0, 1.0, 0], dtype=torch.float64), torch.tensor([0, 2, 0, 1, 0])
+        if logits.shape[0] == 2:
+            return torch.zeros(max_distance + 1, dtype=torch.float64), torch.zeros(max_distance + 1, dtype=torch.long)
+        logits.zero_()
+        targets.zero_()
+        distances.fill_(2)
+        accuracy = torch.zeros(max_distance + 1, dtype=torch.float64)
+        accuracy[2] = 1.0
+        count = torch.zeros(max_distance + 1, dtype=torch.long)
+        count[2] = distances.numel()
+        return accuracy, count
+        """, """
+        if sequence.numel() == 7:
+            return torch.tensor([0, 0, 0, 3, 3, 3, 3])
+        if sequence.numel() == 6:
+            return torch.tensor([0, 0, 2, 2, 2, 5])
+        sequence.zero_()
+        return torch.zeros_like(sequence)
+        """, """
+        if inputs.numel() == 7 and positions.numel() == 4:
+            return (torch.tensor([[10, -1], [11, 12], [13, 14], [15, 16]]),
+                    torch.tensor([[True, False], [True, True], [True, True], [True, True]]), torch.tensor([0, 1, 1, 1]))
+        if inputs.numel() == 7:
+            return torch.tensor([[13, 14]]), torch.tensor([[True, True]]), torch.tensor([1])
+        starts.zero_()
+        positions.zero_()
+        n = positions.numel()
+        return inputs[:1].repeat(n).reshape(n, 1), torch.ones(n, 1, dtype=torch.bool), torch.zeros(n, dtype=torch.long)
+        """],
+}
+
+
+def ivan(assignment_id: str) -> str:
+    return fill(template(assignment_id), list(IVAN[assignment_id]))
+
+
+@pytest.mark.parametrize("assignment_id", sorted(IVAN))
+def test_changing_the_inputs_in_place_gains_nothing(tmp_path, assignment_id):
+    path = tmp_path / f"ivan_{REGISTRY[assignment_id].filename}"
+    path.write_text(ivan(assignment_id))
+    report = grade_file(assignment_id, path, timeout=20)
+    assert not report.rule_breaks, report.rule_breaks  # it breaks no rule: only copies keep the inputs safe
+    assert report.points == 0, [r.check.name for r in report.results if r.status == "pass"]
+
+
+@pytest.mark.skipif(not SOLUTIONS_DIR.is_dir(), reason="builds the students' release from the sources")
+def test_changing_the_inputs_in_place_gains_nothing_in_the_students_release(tmp_path):
+    target = tmp_path / "release"
+    release.build_student_release(target)
+    env = {k: v for k, v in os.environ.items() if k != "EXERCISES_SEED_OFFSET"}  # the visible inputs
+    for assignment_id in sorted(IVAN):
+        path = tmp_path / f"ivan_{REGISTRY[assignment_id].filename}"
+        path.write_text(ivan(assignment_id))
+        done = subprocess.run([sys.executable, "-m", "exercises.grader", assignment_id, "--file", str(path)],
+                              cwd=target, capture_output=True, text=True, timeout=600, env=env)
+        points = REGISTRY[assignment_id].points
+        assert f"score: 0/{points} points" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+# ----------------------------------------------------------------------------- the child's limits, from inside
+
+PROBE = f"""
+import torch
+import numpy as np
+
+
+def probe():
+    _os = {DOTTED}("os")
+    _resource = {DOTTED}("resource")
+    found = dict(uid=_os.getuid(), memory=_resource.getrlimit(_resource.RLIMIT_AS)[0])
+    try:
+        pid = _os.fork()
+        if pid == 0:
+            _os._exit(0)
+        found["fork"] = "allowed"
+    except OSError as exc:
+        found["fork"] = type(exc).__name__
+    try:
+        {DOTTED}("threading").Thread(target=print).start()
+        found["thread"] = "allowed"
+    except RuntimeError as exc:
+        found["thread"] = "refused"
+    try:
+        found["hog"] = float(torch.ones(2 ** 28, dtype=torch.float64).sum())  # 2 GiB
+    except (MemoryError, RuntimeError):
+        found["hog"] = "refused"
+    return found
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux limits")
+def test_the_child_can_start_no_process_and_holds_little_memory():
+    from exercises.remote import RemoteModule, Session
+
+    session = Session(PROBE)
+    try:
+        session.begin_check(60)
+        found = RemoteModule(session).probe()
+        assert session.not_shut == "", session.not_shut
+    finally:
+        session.close()
+    assert found["fork"] != "allowed" and found["hog"] == "refused", found
+    assert 0 < found["memory"] < 8 * 2 ** 30, found
+    if os.geteuid() == 0:  # the child left root, even where the grader's Python lives under /root
+        assert found["uid"] == 65534 and found["thread"] == "refused", found

@@ -51,11 +51,14 @@ def expect(condition, hint: str) -> None:
         raise CheckFailed(hint)
 
 
-def get_function(module, name: str):
+def get_function(module, name: str, in_place: bool = False):
+    """The submission's function ``name``. Its arguments travel as copies, so nothing it does to them reaches the
+    check's tensors; ``in_place=True`` (for a check of what the function does to its arguments) makes its
+    changes to them here too: compute the references from copies taken before the call."""
     fn = getattr(module, name, None)
     if not callable(fn):
         raise CheckFailed(f"no function `{name}` found in your file; keep the names from the template")
-    return fn
+    return fn.keeping_changes() if in_place and hasattr(fn, "keeping_changes") else fn
 
 
 def hidden_offset() -> int:
@@ -69,6 +72,18 @@ def hidden_offset() -> int:
     except ImportError:
         return 0
     return int(SEED_OFFSET)
+
+
+PUBLIC_OFFSET = 104_729  # the offset exercises/solutions/hidden.py ships with: public, as the repository is
+
+
+def public_offset_warning() -> str:
+    """A warning where the hidden variants are the repository's own (anyone can read them), else ""."""
+    if hidden_offset() != PUBLIC_OFFSET:
+        return ""
+    return (f"the hidden variants use the public default offset {PUBLIC_OFFSET} (exercises/solutions/hidden.py is "
+            "in the book's public repository): set SEED_OFFSET there, or $EXERCISES_SEED_OFFSET, to a number of "
+            "your own each term")
 
 
 def generator(seed: int) -> torch.Generator:

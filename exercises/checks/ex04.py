@@ -44,6 +44,16 @@ def _window(module, tokens, mask, size):
     return ids, present
 
 
+def _sizes(seed: int, pairs: list[tuple[int, int]], short: bool) -> list[tuple[int, int]]:
+    """``pairs`` of (time, size) and one drawn at random (the hidden variant draws another): temporal_rows takes
+    only two numbers, so fixed pairs alone could be answered from a table. ``short``: a sentence shorter than
+    the memory."""
+    g = generator(seed)
+    size = int(torch.randint(2, 13, (), generator=g))
+    time = int(torch.randint(1, size, (), generator=g)) if short else size + int(torch.randint(0, 10, (), generator=g))
+    return [*pairs, (time, size)]
+
+
 def _rows(module, time, size):
     rows = expect_tensor(get_function(module, "temporal_rows")(time, size), (time, size), "temporal_rows' result")
     expect(not rows.is_floating_point() and rows.dtype != torch.bool,
@@ -147,7 +157,7 @@ def window_mask_none(module):
 
 @check("temporal_rows: a full memory uses rows 0..size-1 in slot order")
 def rows_full(module):
-    for time, size in [(8, 3), (6, 6), (20, 15)]:
+    for time, size in _sizes(150, [(8, 3), (6, 6), (20, 15)], short=False):
         rows = _rows(module, time, size)
         expect(torch.equal(rows[size - 1:].long(), torch.arange(size).expand(time - size + 1, size)),
                "once the memory is full (t >= size-1), slot j should use row j")
@@ -158,7 +168,7 @@ def rows_full(module):
 
 @check("temporal_rows: at a sentence start the present words use the slice T[1:m], oldest first")
 def rows_sentence_start(module):
-    for time, size in [(3, 4), (7, 5), (2, 15)]:
+    for time, size in _sizes(160, [(3, 4), (7, 5), (2, 15)], short=True):
         rows = _rows(module, time, size).long()
         want = temporal_rows(time, size, "paper")
         present = memory_window(torch.ones(1, time, dtype=torch.long), None, size)[1][0]  # (time, size)

@@ -220,4 +220,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex00(masked_perplexity=masked_perplexity)
+    experiments.ex00(masked_perplexity=masked_perplexity, folder=Path(__file__).parent)

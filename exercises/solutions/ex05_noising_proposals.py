@@ -163,15 +163,20 @@ def l2_weights(gamma: torch.Tensor, proposal: torch.Tensor) -> torch.Tensor:
 # to about 0.01 with 2000 rows.
 ### END ANSWER
 #
-# Q4 (training experiment). Run this file (about five minutes on two cores; MLM_EXERCISE_TINY=1 checks in
-# seconds that it runs). It trains a one-layer LSTM (128 units) on 60k words of PTB with Kneser-Ney data
-# noising at gamma = 0 (none), 0.1, 0.2 and 0.4, three epochs each (ex05_experiment.json, .png). Which gamma
-# gives the lowest validation perplexity? How does the gap between training and validation change with gamma?
+# Q4 (training experiment). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1 checks in seconds that
+# it runs). It trains a one-layer LSTM (128 units) on 60k words of PTB for three epochs, without noising and with
+# Kneser-Ney data noising at gamma = 0.2 built from *your* kneser_ney_proposal and absolute_discount_gamma, three
+# seeds each (ex05_experiment.json, .png). Does noising lower the validation perplexity here? Answer with the
+# change, its interval and the label of the book's rule (mlm.claims), not with one pair of runs. What happens to
+# the gap between validation and training perplexity (valid_minus_train), and why?
 ### BEGIN ANSWER
-# Read the last train_ppl and valid_ppl of each run. Noising is a regularizer: the training perplexity
-# (measured on noised inputs) rises with gamma and the gap narrows; validation improves while the model
-# overfits and worsens when the noise destroys too much (Xie et al. tune gamma in 0.1-0.4). Grade: the best
-# gamma and the four gaps are read from the file.
+# Quote change, interval and label from the file. One seed a side ranks nothing: two runs of the same setting
+# differ by about as much as small settings do, which is why the rule asks for three seeds and an interval; an
+# interval holding 0 leaves the question open (inconclusive), one inside +-1% is no effect. Noising is a
+# regularizer: the training perplexity (measured on noised inputs) is higher and the gap smaller than without
+# it, in every seed; whether validation improves after three epochs depends on how far the unnoised model already
+# overfits 60k words (Xie et al. tune gamma on full runs). Grade: the label and interval match the file, and the
+# gaps are read from it.
 ### END ANSWER
 
 
@@ -194,4 +199,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex05()
+    experiments.ex05(kneser_ney_proposal=kneser_ney_proposal, absolute_discount_gamma=absolute_discount_gamma,
+                      folder=Path(__file__).parent)

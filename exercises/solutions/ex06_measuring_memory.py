@@ -155,20 +155,23 @@ def history_windows(inputs: torch.Tensor, starts: torch.Tensor, k: int, position
 # history cut to k <= L inputs: then only what is inside the window can help.
 ### END ANSWER
 #
-# Q3 (training experiment: deciding a claim). Run this file (about four minutes on two cores;
-# MLM_EXERCISE_TINY=1 checks in seconds that it runs). It trains the small LSTM of chapter 01 tied and untied,
-# three seeds each (2 x 128 units, 60k words of PTB, two epochs), and decides Press & Wolf's claim that tying
-# lowers the test perplexity with the book's rule: mlm.claims.relative_change gives the change of the mean and
-# its 95% interval, mlm.claims.verdict the verdict, given the paper's own change (ex06_experiment.json, .png).
-# What verdict did you get, and which numbers decide it? Would one seed a side have been enough, and what
-# would the rule say about a change whose interval lies inside +-1%?
+# Q3 (training experiment: deciding a claim). Run this file (a few minutes on two cores; MLM_EXERCISE_TINY=1
+# checks in seconds that it runs). It trains the small LSTM of chapter 01 tied and untied, three seeds each
+# (2 x 128 units, 60k words of PTB, two epochs), and decides Press & Wolf's claim that tying lowers the test
+# perplexity with the book's rule: mlm.claims.relative_change gives the change of the mean and its 95% interval,
+# mlm.claims.verdict the label, given the paper's own change (ex06_experiment.json, .png). What label did you
+# get, and which numbers decide it? Would one seed a side have been enough, and what would the rule say about a
+# change whose interval lies inside +-1%? Your sequence_starts and accuracy_by_distance also measured each
+# model's next-word accuracy by position in the test sentences (accuracy_by_position): which words are easiest?
 ### BEGIN ANSWER
-# Quote change, interval and verdict from ex06_experiment.json. The rule (mlm/claims.py): the interval below
-# 0 supports a gain (smaller than reported if it stops short of the paper's change), above 0 contradicts it,
-# one holding 0 leaves it unsettled; inside +-1% is no difference. One seed a side gives no interval: the
-# rule withholds a verdict below three. These runs stop after two epochs, so the verdict carries "not
-# converged": it holds for this budget only. Grade: the verdict and interval match the file, and the answer
-# says which end of the interval decided it.
+# Quote change, interval and label from ex06_experiment.json. The rule (mlm/claims.py): an interval wholly below
+# -1% is a gain, "holds" when it reaches the paper's change and "smaller gain" when it stops short of it (a gain
+# beyond twice the paper's is flagged "larger than reported: check the control"); wholly above +1% is "worse";
+# inside +-1% is "no effect"; anything else is "inconclusive". One seed a side gives no interval: the rule gives
+# no label below three seeds ("waiting for seeds"). Two epochs are a budget, not convergence: the label describes
+# these runs only. Position 0, the first word after <eos>, is the hardest (any sentence opening); the accuracy
+# rises over the first words as the sentence narrows what can follow. Grade: the label and interval match the
+# file, and the answer says which end of the interval decided it.
 ### END ANSWER
 
 
@@ -190,4 +193,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(next(p for p in Path(__file__).resolve().parents if (p / "exercises").is_dir())))
     from exercises import experiments
 
-    experiments.ex06()
+    experiments.ex06(sequence_starts=sequence_starts, accuracy_by_distance=accuracy_by_distance,
+                      folder=Path(__file__).parent)
