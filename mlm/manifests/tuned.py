@@ -100,6 +100,10 @@ CLAIMS = [
       for model, label in (("dn-kn", "Data noising with Kneser-Ney noise (Xie et al.)"),
                            ("vs-kn", "Variational smoothing with Kneser-Ney noise"),
                            ("vs-elementwise", "Element-wise variational smoothing"))),
+    PaperClaim("Variational smoothing does at least as well as data noising with the same Kneser-Ney noise (Kong et al. "
+               "2019, Table 2)", KONG, KONG_GRIDS["vs-kn"], KONG_GRIDS["dn-kn"], "kong2019-ptb-512-vs-kn",
+               "kong2019-ptb-512-dn-kn", chapter="05", question=f"{_OWN} (2 x 200), both sides tuned on validation",
+               tuning="both sides: lambda from 0, 1e-4/35, 1e-3/35, 1e-4 and gamma from 0.1, 0.2, 0.3"),
     *(PaperClaim(f"{label} beats the LSTM (Daniluk et al. 2017, Figure 2)", DANILUK, name, "lstm",
                  f"daniluk2017-wt2-{name}", "daniluk2017-wt2-lstm", chapter="03",
                  question=f"{_OWN} (a third of the widths, WikiText-2), early stopping after {DANILUK_PATIENCE} "
