@@ -25,11 +25,11 @@ from mlm.configs import get_preset
 from mlm.stored import StoredSetting, load_settings, machine_label, read_json
 
 MANIFESTS = {  # manifest -> what its claims test, as the README and the reports say
-    "cpu": "Each paper's own protocol, at its size or a reduced width (`reproduce cpu`)",
+    "cpu": "Each paper's own recipe, at its size or a reduced width (`reproduce cpu`)",
     "compare": "Every family under one recipe at one parameter count, PTB (`reproduce compare`, chapter 06)",
-    "tuned": "The papers' own protocols again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
+    "tuned": "The papers' own recipes again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
 }
-COMPARISONS = {"cpu": "own protocol", "compare": "matched recipe", "tuned": "own protocol, both sides tuned",
+COMPARISONS = {"cpu": "the paper's recipe", "compare": "matched recipe", "tuned": "the paper's recipe, both tuned",
                "full": "full size"}  # each manifest's comparison in a few words, as tables and figures name it
 MACHINE_CHECK = "machine-check"  # results/machine-check/LABEL/GROUP/RUN/seedK: a stored run rerun elsewhere
 
@@ -277,7 +277,7 @@ def manifest_claims(manifest: str) -> list[PaperClaim]:
 def paper_evidence(chapter: str, results: str | Path = "results",
                    manifests: Sequence[str] = tuple(MANIFESTS)) -> list[tuple[str, PaperClaim, Claim]]:
     """``(manifest, claim, row)`` for every claim of the paper of chapter ``chapter`` (``"01"`` .. ``"05"``),
-    decided or not, in the README's order: each paper's own protocol (``cpu``), then the matched recipe."""
+    decided or not, in the README's order: each paper's own recipe (``cpu``), then the matched recipe."""
     out = []
     for manifest in manifests:
         claims = [c for c in manifest_claims(manifest) if c.chapter == chapter]

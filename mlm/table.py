@@ -228,7 +228,7 @@ HEADLINES = (
     Headline("Salton et al. 2017", "attention over the sentence so far beats the LSTM",
              "chapters/02_attentive_lm.ipynb", "reports/r02_salton.ipynb",
              (("cpu", "cpu-salton2017-ptb", "single-headlr0.1", "lstm",
-               "the paper's protocol at 2 x 200, only the head's rate tuned"),)),
+               "the paper's recipe at 2 x 200, only the head's rate tuned"),)),
     Headline("Daniluk et al. 2017", "attention over a short window, split into key, value and predict, beats the LSTM",
              "chapters/03_short_attention.ipynb", "reports/r03_daniluk.ipynb",
              (("cpu", "cpu-daniluk2017-wt2", "kvp-L5", "lstm", "the paper's recipe at a third of its widths"),

@@ -1,4 +1,4 @@
-"""Each paper's claim under its own protocol, at a width that converges on one CPU thread.
+"""Each paper's claim under its own recipe, at a width that converges on one CPU thread.
 
     python -m mlm reproduce cpu --list
     python -m mlm reproduce cpu --jobs 2            # two runs at once on a 2-core machine, one thread each
@@ -201,7 +201,7 @@ RUNS = manifest()
 # reported. Salton et al. compare with Zaremba's medium LSTM (20M parameters, stream protocol), not with a
 # same-protocol control. Kong et al.'s VS-KN against DN-KN (70.6 against 70.7) reads as "at least as well": three
 # seeds resolve about 1%, not the 0.1% between them, so *no effect* agrees with the paper and a gain holds too.
-_OWN = "the paper's protocol and control, at a reduced width"
+_OWN = "the paper's recipe and control, at a reduced width"
 _KONG_PENDING = ("" if KONG_DROPOUT is not None else
                  "the dropout grid (cpu-kong2019-ptb-grid) runs first: it chooses the dropout these runs share")
 _AS_PUBLISHED = "neither side tuned: the paper's recipe on both"

@@ -1,4 +1,4 @@
-"""Fair trials of the papers' own protocols: both sides of a claim tuned on equal terms (chapters 02, 03, 05).
+"""Fair trials of the papers' own recipes: both sides of a claim tuned on equal terms (chapters 02, 03, 05).
 
     python -m mlm reproduce tuned --list
     python -m mlm reproduce tuned --device cuda --jobs 8     # on a GPU: each run takes 2-8 minutes there
@@ -97,7 +97,7 @@ RUNS = manifest()
 
 _KONG_TUNING = ("both sides: lambda from 0, 1e-4/35, 1e-3/35, 1e-4; control: dropout from 0, 0.1, 0.2; model: gamma "
                 "from 0.1, 0.2, 0.3 (twelve points a side, seed 0, then the choice's three seeds)")
-_OWN = "the paper's protocol and control, at a reduced width"
+_OWN = "the paper's recipe and control, at a reduced width"
 CLAIMS = [
     *(PaperClaim(f"{label} beats the vanilla tied LSTM (Kong et al. 2019, Table 2)", KONG, KONG_GRIDS[model],
                  KONG_GRIDS["vanilla-tied"], f"kong2019-ptb-512-{model}", "kong2019-ptb-512-vanilla-tied",
