@@ -2,7 +2,7 @@
 
 :func:`collect_rows` gives one :class:`Row` per setting of the manifests (its seeds averaged) plus one per
 stored result no manifest names; :func:`format_markdown` renders rows as a Markdown table and
-:func:`plot_rows` as a figure. The README's reproduction table and a chapter's claims table are these
+:func:`plot_rows` as a figure. The tables of ``results/README.md`` and of the reports are these
 functions applied to a selection of rows::
 
     rows = collect_rows(load_manifest("cpu"), "results")

@@ -53,13 +53,13 @@ SALTON = [*runs("cpu-salton2017-ptb", "lstm", "salton2017-ptb-lstm", overrides=_
 _daniluk = ["data.max_document_tokens=none", "data.vocab_size=10000", "data.batch_size=64", "train.lr=0.001",
             "train.epochs=20", "train.early_stop_patience=3"]
 # Stored (on an H200): under this recipe no model beats the interpolated bigram of the same tokens (the LSTM's
-# mean test perplexity 190 against 150), so the claims are not testable at this size (chapter 03). A
+# mean test perplexity 190 against 150), so the claims are inconclusive at this size (report r03). A
 # regularized recipe, dropout chosen on validation as for Kong's control, would be the next thing to try.
 # With that control stored, no further seed of a head can change a verdict (mlm.table.stored_claims): the
 # L = 10 heads keep one seed each (attention's is stored), to show the head at this size, not three.
 DANILUK_EPOCHS = 8  # without dropout the validation perplexity turns up after a few epochs
 DANILUK_SEEDS = {"attention-L10": (0,), "kv-L10": (0,)}
-# groups whose stored control already makes every claim *not testable at this size*; their heads may have
+# groups whose stored control already makes every claim *inconclusive* (no better than the bigram); their heads may have
 # fewer than the three seeds a verdict needs (tests/test_reproduce.py checks the stored rows agree)
 UNTESTABLE_GROUPS = {"cpu-daniluk2017-wt2": "the LSTM control does not beat the interpolated bigram"}
 DANILUK = [r for name in ("lstm", "kvp-L5", "ngram4", "attention-L10", "kv-L10")
@@ -196,7 +196,7 @@ def manifest(results: Path = RESULTS) -> list:
 
 RUNS = manifest()
 
-# Each paper's claim that these runs test, shown in its chapter's claims table and in the README's table
+# Each paper's claim that these runs test, shown in its chapter's verdict, its report and results/README.md
 # (:func:`mlm.table.stored_claims` builds the rows from whatever results/ holds), beside the pair the paper
 # reported. Salton et al. compare with Zaremba's medium LSTM (20M parameters, stream protocol), not with a
 # same-protocol control. Kong et al.'s VS-KN against DN-KN (70.6 against 70.7) reads as "at least as well": three
