@@ -128,7 +128,6 @@ RUNS = [r for group, settings in SETTINGS.items() for name, preset, fields in se
 PRIORITY = ["full-salton2017-ptb/lstm", "full-salton2017-ptb/single", "full-salton2017-ptb/combined",
             *(f"full-daniluk2017-wt2/{name}" for name in ("lstm", "kvp-L5", "ngram4", "attention-L10", "kv-L10")),
             *(f"full-tran2016-ptb/{name}" for name in ("lstm1", "lstm3", "rm-tm-g", "rmr-notm-g")),
-            *(f"full-kong2019-ptb-512/{name}" for name in ("vanilla-tied", "vs-kn", "dn-kn", "vs-elementwise")),
-            "full-zaremba2014/medium", "full-zaremba2014/medium-tied"]
+            *(f"full-kong2019-ptb-512/{name}" for name in ("vanilla-tied", "vs-kn", "dn-kn", "vs-elementwise"))]
 LAST = ["full-zaremba2014/large*", "full-kong2019-ptb-1024/*", "*wt2*"]
 
