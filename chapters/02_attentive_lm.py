@@ -84,6 +84,7 @@ pad = torch.tensor([[True, True, True, True, False, False]])  # a 4-word sentenc
 print(causal_memory_mask(pad, batch=1, time=6, device="cpu")[0].int())  # rows: step t, columns: slot i
 
 # %% [markdown]
+# The last two rows are padding: they still read the four words, but their predictions are never scored.
 # `masked_softmax(scores, allowed)` is Eq. 4 restricted to the allowed slots; a row with none gets all-zero
 # weights, hence the zero context at $t = 1$. Exercise 02 asks you to write both functions.
 #
@@ -107,7 +108,8 @@ print(causal_memory_mask(pad, batch=1, time=6, device="cpu")[0].int())  # rows: 
 #
 # With $d$ the LSTM's width and $d_a$ the head's attention width, $W_s, W_q \in \mathbb{R}^{d_a \times d}$,
 # $v_s \in \mathbb{R}^{d_a}$, $W_c \in \mathbb{R}^{d \times 2d}$ and $b_c \in \mathbb{R}^{d}$ (the paper writes
-# $b_t$ and $W$, and calls the predicted word $w_t$). The whole head is one module:
+# $b_t$ and $W$, and calls the predicted word $w_t$). The paper does not give $d_a$; the book takes $d_a = d$.
+# The whole head is one module:
 
 # %%
 class AttentiveHead(nn.Module):
@@ -177,22 +179,24 @@ for score in ("single", "combined"):
 # $\tanh$ of Eq. 7; and its training graph never grows the memory, so $W_s$, $v_s$, $W_q$ and the half of $W_c$
 # that reads $c_t$ receive no gradient, and only the test graph attends, with those weights still at their
 # random start. The book follows the equations, so its attention is trained. The options
-# `model.attention_zero_slot` and `model.attention_merge="linear"` reproduce the first two departures.
+# `model.attention_zero_slot` and `model.attention_merge="linear"` reproduce the first two departures. The
+# code also counts perplexity its own way (section 4).
 
 # %% [markdown]
 # ## 3. Watch it train
 #
 # The paper trains on PTB one sentence per row (cut at 35 words, batches of 32), with SGD at a learning rate
 # of 1 that halves every epoch after the 12th, 50% dropout on the non-recurrent connections, gradients clipped at
-# norm 5 and tied embeddings; the loss is summed over each sentence and averaged over the batch. The reduced size
+# norm 5 and tied embeddings. It minimises the mean negative log probability of the target words; its official
+# code sums the loss over each sentence and averages over the batch, as the book does. The reduced size
 # keeps the recipe but shrinks it to minutes: 2 x 256 units instead of 2 x 650, the first 80,000 training tokens,
 # batches of 8 sentences, 4 epochs with the rate halving from the third. Validation and test use the whole sets.
 #
 # ### The head's learning rate
 #
-# One change is not about size: the head learns at a tenth of the rate. To see why, we train a fresh LSTM and a
-# fresh single-score model for their first 150 updates, the latter once with one rate everywhere and once with
-# the head at a tenth, and record each batch's training perplexity. The dashed line is a *unigram* model, the
+# One change is not about size: the head learns at a tenth of the rate. To see the need for it, we train a fresh
+# LSTM and a fresh single-score model for their first 150 updates, the latter once with one rate everywhere and
+# once with the head at a tenth, and record each batch's training perplexity. The dashed line is a *unigram* model, the
 # word frequencies counted on the same tokens and scored on validation: roughly the best a model can do that
 # ignores the words read.
 
@@ -238,17 +242,15 @@ late = {label: sorted(t[-20:])[10] for label, t in traces.items()}  # median of 
 one, tenth, lstm = late["single score, one rate"], late["single score, head at 0.1x"], late["LSTM"]
 assert all(t[0] > 3 * baseline["unigram_valid"] for t in traces.values()), traces  # "start far above"
 assert all(900 < x < 1150 for x in (tenth, lstm)) and abs(tenth / lstm - 1) < 0.15, late  # "together, about 1,000"
-assert min(tenth, lstm) > baseline["unigram_valid"], late  # "on their way to" the line, not below it
+unigram = baseline["unigram_valid"]
+assert unigram < min(tenth, lstm) and max(tenth, lstm) < 1.6 * unigram, late  # "close to what the frequencies give"
 assert 1.8 < one / lstm < 2.5, late  # "about twice as high"
 
 # %% [markdown]
 # All three start far above the unigram line. The LSTM and the model whose head learns at a tenth fall together,
-# to about 1,000 after 150 updates, on their way to what the word frequencies alone give. With one rate the
-# attentive model stays about twice as high: in these first updates its head does more harm than good.
-#
-# One reading, not tested here: $W_c$ and $b_c$ act at every position of every sentence and the loss is summed
-# over the sentence, so at a rate of 1 their steps are large enough to drown out what the LSTM's outputs say. A
-# module added on top of a network may need a smaller step of its own; the reduced runs give the head a tenth.
+# to about 1,000 over the last 20 updates, close to what the word frequencies alone give. With one rate the
+# attentive model stays about twice as high: in these first updates its head does more harm than good. The curves
+# show *that* the head needs a smaller step, not why; the reduced runs give it a tenth.
 #
 # ### One reduced run
 #
@@ -295,21 +297,23 @@ print(sample_text(run.model, ptb.vocab, length=60, temperature=0.7, seed=2, prot
 
 # %% [markdown]
 # Word order holds for a few words at a time, and nothing holds across a sentence: what 80,000 words and four
-# epochs can give.
+# epochs can give. `N` is PTB's token for a number; it is so frequent that a young model, once it has written
+# one, keeps writing more.
 #
 # ### A look inside: where the attention goes
 #
 # Each row of the map below is one step $t$ of a test sentence, the word being predicted; each column a stored
 # output $h_i$, labelled by the word read at step $i$. Later rows share their weight among more slots, so each
-# weight $a_{t,i}$ is shown against the uniform weight $1/(t-1)$: white is uniform, red up to four times more,
-# blue up to four times less.
+# weight $a_{t,i}$ is shown against the uniform weight $1/(t-1)$: white is uniform, red up to twice as much,
+# blue down to half.
 
 # %%
 from mlm.analysis.history import attention_stats, probe_sentence
 from mlm.plots import attention_heatmap
 
 probe = probe_sentence(run.model, ptb.vocab, ptb.lines["test"][12])
-attention_heatmap(probe, relative=True, title="single score: each weight against uniform attention over its row")
+attention_heatmap(probe, relative=True, span=1,
+                  title="single score: each weight against uniform attention over its row")
 plt.show()
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -344,18 +348,32 @@ assert spread > 0.95, spread  # "close to uniform"
 # %% [markdown]
 # On average the weights are close to uniform: the young model spreads its attention over the whole sentence,
 # leaning away from a few words, as in the sentence above. Salton et al. describe the same for their models
-# (section 5, Figures 2 and 3) and liken it to a smoothing of the history. Whether longer training sharpens it, a
-# model this young cannot say; in the official code, whose scores never trained, near-uniform weights are what
-# one would expect.
+# (section 5, Figures 2 and 3) and liken it to a smoothing of the history; in the official code, whose scores
+# never trained (section 2), near-uniform weights are what one would expect.
+#
+# Spread-out weights on PTB do not mean the mechanism cannot aim, and aiming is what the paper's first hypothesis
+# asks of it: to bridge long-distance dependencies. On the recall task of chapter 00, where the value of a key
+# named up to 60 words earlier must be recalled, the combined score recalls at least 98% of the values at every
+# distance, on each of three seeds, against 38% to 64% for the LSTM; the report has these runs.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+from mlm.manifests.recall import FAMILY_RUNS
+from mlm.stored import load_stored_recall
+
+recall = load_stored_recall({k: FAMILY_RUNS[k] for k in ("LSTM", "Attentive, combined")}, "../results")
+combined_bins = [acc for s in recall["Attentive, combined"].scores for _, _, acc, _, _ in s.binned(10)]
+assert len(recall["Attentive, combined"].seeds) == 3 and min(combined_bins) >= 0.98, combined_bins  # "at least 98%"
+lstm_recall = sorted(s.accuracy for s in recall["LSTM"].scores)
+assert [round(100 * lstm_recall[0]), round(100 * lstm_recall[-1])] == [38, 64], lstm_recall  # "38% to 64%"
+assert recall["LSTM"].results[0]["config"]["data"]["task_max_distance"] == 60  # "up to 60 words earlier"
 
 # %% [markdown]
 # ## 4. Testing the paper's claim
 #
-# Table 1 of the paper sets the single score's 70.1 test perplexity (about 86 per predicted token, as we compute
-# below) beside Zaremba et al.'s medium LSTM (the same 650 units) at 82.7, 15% lower. The two numbers are counted
-# differently: the official code never predicts the first word of a sentence, yet divides the summed loss by
-# every token. Perplexity is the exponential of the mean loss, so counting the predicted tokens only raises it to
-# the power tokens / predicted tokens:
+# Table 1 of the paper sets the single score's 70.1 test perplexity beside Zaremba et al.'s medium LSTM (the same
+# 650 units) at 82.7: 70.1 is 15% below 82.7. The two numbers are counted differently. The official code never
+# predicts the first word of a sentence, yet divides the summed loss by every token. Perplexity is the exponential
+# of the mean loss, so counting the predicted tokens only raises it to the power tokens / predicted tokens:
 
 # %%
 sentences, tokens = len(ptb.lines["test"]), sum(len(line) + 1 for line in ptb.lines["test"])  # +1: <eos>
@@ -366,52 +384,73 @@ print(f"PTB test: {tokens:,} tokens, {tokens - sentences:,} predicted by the off
 per_token = 70.1 ** (tokens / (tokens - sentences))
 assert round(per_token) == 86 and round(100 * (1 - 70.1 / 82.7)) == 15 and round(100 * (per_token / 82.7 - 1)) == 4
 assert mlm.get_preset("zaremba2014-medium").paper["test"] == 82.7 and full.paper["test"] == 70.1
+large = mlm.get_preset("zaremba2014-large").paper
+assert large["test"] == 78.4 and large["params"] == "66M" and per_token > 78.4, large  # "above the large LSTM's"
 
 # %% [markdown]
-# Read per predicted token, as Zaremba et al.'s 82.7 already is, 70.1 is about 86: about 4% *above* the medium
-# LSTM, not 15% below. Nor is that LSTM a control: it was trained on the stream protocol, its state running on
-# from one sentence into the next, and the paper trains no LSTM under its own protocol.
+# Read per predicted token, as Zaremba et al.'s numbers already are, 70.1 is about 86: about 4% *above* the
+# medium LSTM, not 15% below, and above the 78.4 of their large LSTM (66M parameters), which the paper's abstract
+# says the attentive model beats. Nor is the medium LSTM a control: it was trained on the stream protocol, its
+# state running on from one sentence into the next, and the paper trains no LSTM under its own protocol.
 #
-# The book's test is the paper's recipe at 2 x 200 units against the same network without the head, three seeds
-# each, for at most 24 epochs (the rate has then fallen to 1/4096 of its start). The head learns at a tenth of
-# the rate, chosen in the short runs above; the LSTM keeps the paper's rate of 1, not tuned.
+# The book's test is the paper's recipe against the same network without the head, three seeds each. The reduced
+# run above shows the model in minutes; a test needs runs that converge on all of PTB. They use 2 x 200 units,
+# Zaremba et al.'s small width, at which the book tests every paper under its own protocol: three seeds a side
+# train in hours, where 2 x 650 would take days.
+#
+# Each run trains for 24 epochs, when the rate has fallen to 1/4096 of its start, and keeps its best validation
+# epoch; the paper instead stops after 10 epochs without a better one. The head learns at a tenth of the rate,
+# chosen in the short runs above; the LSTM keeps the paper's rate of 1.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import statistics
 
-from mlm.claims import HOLDS, relative_change
-from mlm.evidence import paper_evidence
+from mlm.claims import HOLDS, MARGIN, NOT_RUN, relative_change, verdict
+from mlm.evidence import machine_term, paper_evidence
 from mlm.manifests import cpu
+from mlm.reproduce import load_manifest
+from mlm.stored import load_settings
 
-(own,) = [(claim, row) for manifest, claim, row in paper_evidence("02", "../results") if manifest == "cpu"]
-own_claim, own_row = own
+rows = {(m, c.model if isinstance(c.model, str) else c.model): (c, r) for m, c, r in paper_evidence("02", "../results")}
+own_claim, own_row = rows["cpu", "single-headlr0.1"]
 model_ppl, control_ppl, paper_change = own_row.seeds
 assert (own_claim.model, own_claim.control) == ("single-headlr0.1", "lstm") and paper_change is None, own_claim
 assert own_row.verdict == HOLDS and own_row.label_text == "holds (handicaps the control)", own_row.label_text
-assert "control: lr 1 only" in own_row.tuning, own_row.tuning  # "the LSTM keeps the paper's rate, not tuned"
+assert "control: lr 1 only" in own_row.tuning and own_row.machine == 0, own_row.tuning  # "whose rate was not tuned"
 assert len(model_ppl) == len(control_ppl) == 3, own_row.seeds  # "three seeds each"
 assert [round(statistics.fmean(x), 1) for x in (control_ppl, model_ppl)] == [116.4, 106.6], own_row.seeds
-assert [round(100 * x, 1) for x in relative_change(model_ppl, control_ppl)] == [-8.4, -9.0, -7.8], own_row.seeds
+change = relative_change(model_ppl, control_ppl)
+assert [round(100 * x, 1) for x in change] == [-8.4, -9.0, -7.8] and change[2] < -MARGIN, own_row.seeds
 recipe = next(s for s in cpu.RUNS if s.group == own_claim.group).config()
 assert (recipe.model.hidden_size, recipe.model.num_layers, recipe.train.epochs) == (200, 2, 24), recipe
 assert recipe.train.lr / recipe.train.decay_factor ** (24 - recipe.train.decay_start) == 1 / 4096, recipe.train
+assert full.train.early_stop_patience == 10 and mlm.get_preset("zaremba2014-small").model.hidden_size == 200
+# "at the paper's single rate the head did not beat the LSTM in the matched recipe": both scores' full-rate runs
+matched = load_settings([s for s in load_manifest("compare") if s.group == "compare-ptb"
+                         and s.base in ("lstm", "attentive-single", "attentive-combined")], "../results")
+for score in ("attentive-single", "attentive-combined"):
+    one_rate, lstm = matched[score].values("test_ppl"), matched["lstm"].values("test_ppl")
+    shift = machine_term(matched[score].machine_kinds(), matched["lstm"].machine_kinds(), "../results")
+    assert relative_change(one_rate, lstm)[0] > 0 and verdict(one_rate, lstm, machine=shift) != HOLDS, score
+# "not yet controlled for": the tuned trials (the control's rate, the merge layer) have no runs
+assert rows["tuned", "single-headlr0.1"][0].control == "merge-only-headlr0.1", rows.keys()
+assert all(r.verdict == NOT_RUN for (m, _), (_, r) in rows.items() if m == "tuned"), rows
 
 # %% [markdown]
 # ## Our verdict
 #
-# Under the paper's own protocol at 2 x 200, the single-score head lowers the LSTM's mean test perplexity by
-# 8.4%, from 116.4 to 106.6 (three seeds each, 95% interval 7.8% to 9.0%): the direction of the claim *holds*.
-# The trial favours the head, whose learning rate was chosen while the LSTM's was not, so the rule marks it
-# *handicaps the control*. Trials that tune both sides, the book's matched recipe and every stored run are in
-# [the report](../reports/r02_salton.ipynb).
+# Under the paper's protocol at 2 x 200, with the head at a tenth of the learning rate (the paper uses one rate),
+# the single score lowers the LSTM's mean test perplexity by 8.4%, from 116.4 to 106.6 (three seeds each, 95%
+# interval 7.8% to 9.0%); at one rate it did not beat the LSTM in the book's matched recipe. By the book's rule
+# ([report r00](../reports/r00_deciding_a_claim.ipynb): the interval clears a ±1% margin; the paper's pair gives a
+# direction only) the claim *holds*, in a trial that *handicaps the control*, whose rate was not tuned. That rate
+# and the merge layer of Eq. 7, which the LSTM lacks and which may carry part of the gain, are not yet controlled
+# for ([the report](../reports/r02_salton.ipynb)).
 
 # %%
-from mlm.plots import protocol_curves
-from mlm.stored import load_settings
+from mlm.plots import own_protocol_figure
 
-stored = load_settings([s for s in cpu.RUNS if s.group == own_claim.group], "../results")
-protocol_curves({"LSTM": stored["lstm"], "single score, head at 0.1x": stored["single-headlr0.1"]},
-                title="The paper's recipe at 2 x 200: validation perplexity, one line per seed")
+own_protocol_figure("../results")
 plt.show()
 
 # %% [markdown]

@@ -65,15 +65,23 @@ set_seed(seed)
 # value, the key comes back $\Delta$ words later, and the model must say the value again. An LSTM can answer
 # only if its state carried the value across all $\Delta$ steps.
 #
-# A model that also holds the last $n$ input words *as words* can do something simpler while $\Delta \le n$:
-# look back and read the value from its memory. Beyond that **reach** only the LSTM can help. In ordinary text
-# the memory can hold the word a verb agrees with or the unit a number needs, so the LSTM need not carry it.
-# And the reading is visible: the weights say which earlier word was read at each step, a window onto what a
-# language model uses.
+# A model that also holds the last $n$ input words *as words* has a second route while $\Delta \le n$: the
+# value is still in its memory, and the state need only point at the right slot, not carry the value itself
+# (section 2 says what that pointing takes). Beyond that **reach** only the LSTM can help. In ordinary text the
+# memory can hold the word a verb agrees with or the unit a number needs. And the reading is visible: the
+# weights say which earlier word was read at each step, a window onto what a language model uses.
 
 # %% [markdown]
 # ## 2. The Memory Block, equation by equation
 #
+# The figure shows where the block sits and the shape of every tensor in it; this section builds it from the
+# paper's equations, then places it in the two models the paper compares, RM and RMR.
+
+# %%
+memory_block_diagram(n=15, d=128)
+plt.show()
+
+# %% [markdown]
 # **A memory network** (Sukhbaatar et al., 2015) answers a query from stored items. Every item is embedded
 # twice: by a table $M$ as a **key** $m_i$, which is compared with the query, and by a table $C$ as a **value**
 # $c_i$, which is returned. Two tables separate *where to look* from *what to read*. In the Memory Block the
@@ -108,9 +116,15 @@ print("weights p:", [round(w, 2) for w in p[0].tolist()], "  context s:", [round
 #
 # $$ p_t = \mathrm{softmax}\big((M_i + T)\, h_t\big) \quad (2), $$
 #
-# so the attention can prefer positions as well as words. Variants with $T$ are written "+tM", without "–tM".
+# so the attention can prefer positions as well as words. Variants with $T$ are written "+tM", without "-tM".
 # At a sentence start the memory holds only $m < n$ words, and the paper uses the slice $T[1:m]$ (its section
-# 4.2): the sentence's first word takes row 1, the current word row $m$.
+# 4.2): the sentence's first word takes row 1, the current word row $m$. Until the memory fills, row $j$ thus
+# means "the $j$-th word of the sentence"; after that, "so many words back".
+#
+# **What the keys know.** $M$ embeds each word on its own, so a key says which word a slot holds, not what came
+# before it. The block cannot ask for "the word that followed this key": it finds a value only where $h_t$
+# already points at that word, or, through $T$, at how far back it lies. Here it differs from the attention over
+# LSTM outputs of chapters 02 and 03, whose every key is a state that has read the sentence up to it.
 #
 # **The gate.** A memory network adds what it read to the query, $s_t + h_t$. In a language model $h_t$ is the
 # LSTM's whole summary of the sentence, and a blind sum can overwrite it. Tran et al. compose the two with a
@@ -160,11 +174,12 @@ class MemoryBlock(nn.Module):
 # %% [markdown]
 # A tiny example: one sentence of six words, a memory of $n = 4$ words and width $d = 8$. Each row of the
 # attention is one step; the memory fills from the right, and from the fifth word on the oldest word drops out.
+# The block is untrained and $h$ random, so only the zeros matter: the empty slots of the first three steps.
 
 # %%
 torch.manual_seed(seed)
 tiny = MemoryBlock(vocab_size=20, d=8, n=4)
-h, words = torch.randn(1, 6, 8), torch.tensor([[3, 14, 15, 9, 2, 6]])  # (batch, time, d), (batch, time)
+h, words = torch.randn(1, 6, 8) / 2, torch.tensor([[3, 14, 15, 9, 2, 6]])  # (batch, time, d), (batch, time)
 out, attention = tiny(h, words)
 print("h^m:", tuple(out.shape), "  attention:", tuple(attention.shape), "(batch, time, n)")
 print(attention[0].detach().numpy().round(2))
@@ -221,12 +236,10 @@ class RecurrentMemoryLM(nn.Module):
         return self.out(hm), p
 
 
-memory_block_diagram(n=15, d=128)
-plt.show()
-
 # %% [markdown]
-# At the paper's width on Penn Treebank (PTB), the memory nearly doubles the model. The block's gate costs only
-# $6d^2$ weights and biases of $3d$, but $M$ and $C$ are two more vocabulary-sized tables:
+# At the paper's width on Penn Treebank (PTB), the memory nearly doubles the model. The gate costs $6d^2$
+# weights and $3d$ biases, and $T$ another $nd = 1{,}920$, but $M$ and $C$ are two more vocabulary-sized
+# tables:
 
 # %%
 def count(module):
@@ -251,26 +264,29 @@ package_count = {name: count(build_model(mlm.get_preset(f"tran2016-ptb-{name}"),
 assert package_count == {"rm-tm-g": count(paper_rm), "rmr-tm-g": count(paper_rmr),
                          "lstm1": count(paper_rm) - block}, package_count
 assert 1.95 < count(paper_rm) / (count(paper_rm) - block) < 2  # "nearly doubles"
-assert attention[0, 0, :3].sum() == 0 and (attention[0, 3:] > 0).all()
+assert attention[0, 0, :3].sum() == attention[0, 1, :2].sum() == attention[0, 2, 0] == 0
+assert attention[0, 2, 1:].min() >= 0.005 and attention[0, 3:].min() >= 0.005  # no other weight prints as 0
 
 # %% [markdown]
 # ## 3. Watch it train
 #
 # The paper's setting (its section 4.2): $d = 128$ for the embeddings, the LSTM and both memory tables,
-# $n = 15$, plain SGD at learning rate 1, halved after every epoch from the fourth, 15 epochs, gradients clipped
-# at 5, batches of 20 sentences of equal length, and the state and memory reset with every sentence.
+# $n = 15$, plain SGD at learning rate 1 for four epochs, then halved at every epoch from the fifth, 15 epochs in
+# all, gradients clipped at 5, batches of 20 sentences of equal length, and the state and memory reset with
+# every sentence.
 #
 # The **reduced size** trains RM(+tM-g), the paper's best variant in German and Italian, for 3 epochs on the first
-# 60k tokens of PTB's training text (about 6% of it), in batches of 5 sentences, with the learning rate halved after
-# every epoch from the first; validation and test read their first 10k tokens. The yardstick is the **count
+# 60k tokens of PTB's training text (about 6% of it), in batches of 5 sentences, with the learning rate halved at
+# every epoch from the second; validation and test read their first 10k tokens. The yardstick is the **count
 # baseline of its own tokens** (`mlm.baselines.count_baseline`): an interpolated bigram counted on exactly the
 # word pairs the model trained on. A network that does not beat it has learned less than word-pair counts, and
 # nothing in its memory is worth reading.
 
 # %%
 common = {"train.seed": seed, "train.device": device, **({"data.data_dir": data_dir} if data_dir else {})}
-more_text = {"data.max_train_tokens": 60_000} if size == "reduced" else {}  # twice the preset's reduced slice
-cfg = mlm.get_preset("tran2016-ptb-rm-tm-g", size, overrides={**common, **more_text})
+if size == "reduced":
+    common["data.max_train_tokens"] = 60_000  # the first 60k tokens of the training text
+cfg = mlm.get_preset("tran2016-ptb-rm-tm-g", size, overrides=common)
 rm = mlm.train(cfg, run_dir=Path(runs_dir) / f"tran2016-ptb-rm-tm-g-{size}-seed{seed}")
 baseline = count_baseline(rm.config, rm.corpus)  # unigram and bigram counted on the same training tokens
 train_valid_panels({f"RM(+tM-g), {size} size": rm.history}, baseline=baseline["bigram_valid"],
@@ -287,13 +303,15 @@ assert (paper_cfg.model.hidden_size, paper_cfg.model.memory_size, paper_cfg.trai
         paper_cfg.train.decay_start, paper_cfg.train.clip, paper_cfg.data.batch_size) == (128, 15, 1.0, 15, 4, 5.0, 20)
 if size == "reduced":
     assert (cfg.train.epochs, cfg.train.decay_start, cfg.data.batch_size, cfg.data.max_eval_tokens) == (3, 1, 5, 10_000)
+    assert cfg.data.max_train_tokens == 60_000 and round(baseline["train_tokens"], -4) == 60_000
     assert 0.06 < baseline["train_tokens"] / 929_589 < 0.07, baseline["train_tokens"]  # "6% of" PTB's training text
     gain = 1 - rm.result["test_ppl"] / baseline["bigram_test"]
-    assert 0.10 < gain < 0.30, f"the prose says 'about a fifth below the bigram': {gain:.1%}"
+    assert 0.15 < gain < 0.25, f"the prose says 'about a fifth below the bigram': {gain:.1%}"
 
 # %% [markdown]
 # The model ends about a fifth below the bigram: it has learned more than word pairs. Sentences sampled from it
-# at temperature 0.8 (`mlm.sampling.sample_text`; each line starts from `<bos>` with an empty memory):
+# at temperature 0.8 (`mlm.sampling.sample_text`; each line starts from `<bos>` with an empty memory) are locally
+# plausible and ungrammatical, as expected after 60k tokens:
 
 # %%
 print(sample_text(rm.model, rm.corpus.vocab, length=60, temperature=0.8, seed=seed, protocol="sentence"))
@@ -323,42 +341,61 @@ assert sum(average[:7]) < 0.5 * 7 / 15, average
 from mlm.analysis.memory_block import probe_memory_sentence
 
 probe = probe_memory_sentence(rm.model, rm.corpus.vocab, sentence.split())  # what the figure shows
-read = [probe["inputs"][int(row.argmax())] for row in probe["attention"]]  # the most attended input per row
-current = [int(row.argmax()) == t for t, row in enumerate(probe["attention"])]
-assert sum(current) > len(current) / 2 and all(0.55 < probe["attention"][t, t] < 0.75 for t in (-2, -1)), read
-assert read[probe["inputs"].index("it")] == "said" and read[11] == "a" and probe["inputs"][11] == "the", read
+inputs, weights = probe["inputs"], probe["attention"]  # (targets, inputs): row t reads inputs max(0, t-14) .. t
+read = [inputs[int(row.argmax())] for row in weights]  # the most attended input per row
+current = [int(row.argmax()) == t for t, row in enumerate(weights)]
+assert sum(current) > len(current) / 2 and all(0.55 < weights[t, t] < 0.75 for t in (-2, -1)), read
+assert inputs[0] == "<bos>" and round(float(weights[0, 0]), 3) == 1  # the first row: one word, all the weight
+
+
+def reads(after: str, word: str, at: int | None = None) -> bool:
+    """In the row after `after` (at index `at`), `word` is among the two most attended inputs and gets more than
+    twice its uniform share: a tolerant reading, since a retrained model's weights move a little."""
+    t = inputs.index(after) if at is None else at
+    row, j = weights[t, : t + 1], inputs.index(word)
+    return inputs[t] == after and j in row.topk(2).indices.tolist() and row[j] > 2 / (t + 1)
+
+
+assert reads("said", "<bos>") and reads("loss", "<bos>"), read
+assert reads("it", "said") and reads("the", "a", at=11), read
 
 # %% [markdown]
 # The current word takes the largest weight in most rows, and at the end of the sentence about two thirds of
-# it. Where it does not, the block reads a word further back: after *it* the verb *said*, and after the *the* of
-# *for the third* the *a* of *a loss*. Over the whole test set the current word gets nearly half the weight,
-# about seven times the uniform share, and the seven oldest words together get less than half of theirs: after
-# three short epochs the block looks mostly at the last few words.
+# it. (The first row is white although its one cell holds all the weight: with one word in memory, the uniform
+# share is 1.) Some rows lean on the sentence start `<bos>`, after *said* and after *loss*: it serves as a
+# default slot when nothing in memory helps. Others read a word further back: after *it* the verb *said*, and
+# after the *the* of *for the third* the *a* of *a loss*.
+#
+# Over the whole test set the current word gets nearly half the weight, about seven times the uniform share,
+# and the seven oldest words together get less than half of theirs: after three short epochs the block looks
+# mostly at the last few words.
 
 # %% [markdown]
 # ## 4. What the paper claims
 #
-# Tran et al. compare their models at **equal width**: every network at $d = 128$, so RM and RMR carry the
-# memory's tables on top of the LSTM's parameters. On 26M words of English news (Table 2), RM(+tM-g) reaches a
-# test perplexity of 128.8 and RMR(-tM-g), the paper's best RMR, 131.2, against 145.1 for the 1-layer LSTM. On PTB
-# (section 4.3) RM(+tM-g) scores 123.5 against 126.1 for a 3-layer LSTM. We train the same comparisons on PTB
-# with the paper's width and schedule, three seeds of each model. The two corpora differ in size and
-# vocabulary, so only the relative changes compare, and each gets a label of the book's rule
+# Tran et al. compare their models at **equal width**: every network at $d = 128$, so RM and RMR carry the memory's
+# tables on top of the LSTM's parameters. On 26M words of English news (Table 2), RM(+tM-g) reaches a test
+# perplexity of 128.8 and RMR(-tM-g), the paper's best RMR, 131.2, against 145.1 for the 1-layer LSTM and 136.6 for
+# a 3-layer one. On PTB (section 4.3) RM(+tM-g) scores 123.5 against 126.1 for a 3-layer LSTM. We train the same
+# comparisons on PTB with the paper's width and schedule, three seeds of each model. The two corpora differ in size
+# and vocabulary, so only the relative changes compare, and each gets a label of the book's rule
 # ([report r00](../reports/r00_deciding_a_claim.ipynb)).
 
 # %% [markdown]
 # ## Our verdict
 #
 # At the paper's width on PTB, three seeds a side, RM's test perplexity is 2.3% below the 1-layer LSTM's (95%
-# interval 1.3% to 3.3%), a *smaller gain* than the 11.2% the paper reports on English news, while RMR's is 3.4%
-# above it (interval 1.4% to 5.4%) where the paper reports a 9.6% gain: *worse*. RM's 12.0% gain over the
-# 3-layer LSTM is *larger than reported: check the control*, because this 15-epoch schedule leaves three stacked
-# layers behind one. [The report](../reports/r04_tran.ipynb) holds the runs behind these rows, the same models at
-# an equal parameter count, and what the memory attends to after full training.
+# interval 1.3% to 3.3%), a *smaller gain* than the paper's 11.2% on English news, while RMR's is 3.4% above it
+# (1.4% to 5.4%) against a reported 9.6% gain: *worse*. RM's 12.0% gain over the 3-layer LSTM is *larger than
+# reported: check the control*: in our runs, unlike the paper's, the 3-layer LSTM ends behind the 1-layer one
+# (131.1 against 118.1), so the control is weak. The memory nearly doubles the parameters, and at an equal count
+# (each width cut to fit the LSTM's 2.70M) RM and RMR both read *worse*, by 4.4% and 16.3%;
+# [the report](../reports/r04_tran.ipynb) holds the runs behind every row.
 
 # %%
-rows = paper_evidence("04", "../results", manifests=("cpu",))
-memory_verdicts(rows, title="The paper's comparisons at its width on PTB (three seeds a side)")
+rows = paper_evidence("04", "../results", manifests=("cpu", "compare"))
+memory_verdicts(rows, panels={"cpu": "The paper's question: equal width (d = 128)",
+                              "compare": "The book's question: an equal parameter count"}, reader=True)
 plt.show()
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -366,25 +403,40 @@ plt.show()
 from mlm.claims import relative_change
 from mlm.evidence import paper_numbers
 
-verdicts = {(claim.model, claim.control): row for _, claim, row in rows}
-quoted = {("rm-tm-g", "lstm1"): ("smaller gain", -2.3, -3.3, -1.3, -11.2),
-          ("rmr-notm-g", "lstm1"): ("worse", 3.4, 1.4, 5.4, -9.6),
-          ("rm-tm-g", "lstm3"): ("larger than reported: check the control", -12.0, None, None, -2.1)}
-for pair, (label, change_pct, low_pct, high_pct, paper_pct) in quoted.items():
-    row = verdicts[pair]
+import json
+import statistics
+
+verdicts = {(manifest, claim.model, claim.control): row for manifest, claim, row in rows}
+quoted = {("cpu", "rm-tm-g", "lstm1"): ("smaller gain", -2.3, -3.3, -1.3, -11.2),
+          ("cpu", "rmr-notm-g", "lstm1"): ("worse", 3.4, 1.4, 5.4, -9.6),
+          ("cpu", "rm-tm-g", "lstm3"): ("larger than reported: check the control", -12.0, None, None, -2.1),
+          ("compare", "rm-tm-g", "lstm"): ("worse", 4.4, None, None, None),
+          ("compare", "rmr-notm-g", "lstm"): ("worse", 16.3, None, None, None)}
+for key, (label, change_pct, low_pct, high_pct, paper_pct) in quoted.items():
+    row = verdicts[key]
     change, low, high = relative_change(*row.seeds[:2])
-    assert row.verdict == label and round(100 * row.seeds[2], 1) == paper_pct, (pair, row.verdict, row.evidence)
-    assert round(100 * change, 1) == change_pct, (pair, change)
+    assert row.verdict == label, (key, row.verdict, row.evidence)
+    assert round(100 * change, 1) == change_pct, (key, change)
+    if paper_pct is not None:
+        assert round(100 * row.seeds[2], 1) == paper_pct, (key, row.seeds[2])
     if low_pct is not None:
         assert [round(100 * (low - row.machine), 1), round(100 * (high + row.machine), 1)] == [low_pct, high_pct]
-claims = {(claim.model, claim.control): paper_numbers(claim)[:2] for _, claim, _ in rows}  # section 4's numbers
-assert {pair: claims[pair] for pair in quoted} == {("rm-tm-g", "lstm1"): (128.8, 145.1), ("rmr-notm-g", "lstm1"): (
-    131.2, 145.1), ("rm-tm-g", "lstm3"): (123.5, 126.1)}, claims
-lstm1, lstm3 = verdicts["rm-tm-g", "lstm1"].seeds[1], verdicts["rm-tm-g", "lstm3"].seeds[1]
-assert min(lstm3) > max(lstm1), "the schedule leaves the 3-layer LSTM behind the 1-layer one"
-assert len(lstm1) == len(lstm3) == len(verdicts["rm-tm-g", "lstm1"].seeds[0]) == 3
-assert verdicts["rm-tm-g", "lstm1"].tuning.startswith("neither side tuned") and "15 epochs" in verdicts[
-    "rm-tm-g", "lstm1"].tuning
+claims = {(manifest, claim.model, claim.control): paper_numbers(claim)[:2] for manifest, claim, _ in rows}
+assert {key: claims[key] for key in list(quoted)[:3]} == {  # section 4's numbers
+    ("cpu", "rm-tm-g", "lstm1"): (128.8, 145.1), ("cpu", "rmr-notm-g", "lstm1"): (131.2, 145.1),
+    ("cpu", "rm-tm-g", "lstm3"): (123.5, 126.1)}, claims
+assert mlm.get_preset("tran2016-ptb-lstm3").paper["test_en_news"] == 136.6  # the paper's 3-layer LSTM ends better
+assert mlm.get_preset("tran2016-ptb-lstm1").paper["test_en_news"] == 145.1
+lstm1, lstm3 = verdicts["cpu", "rm-tm-g", "lstm1"].seeds[1], verdicts["cpu", "rm-tm-g", "lstm3"].seeds[1]
+assert [round(statistics.fmean(x), 1) for x in (lstm3, lstm1)] == [131.1, 118.1], (lstm3, lstm1)
+assert len(lstm1) == len(lstm3) == len(verdicts["cpu", "rm-tm-g", "lstm1"].seeds[0]) == 3
+assert verdicts["cpu", "rm-tm-g", "lstm1"].tuning.startswith("neither side tuned") and "15 epochs" in verdicts[
+    "cpu", "rm-tm-g", "lstm1"].tuning
+assert round((count(paper_rm) - block) / 1e6, 2) == 2.70  # "the LSTM's 2.70M", the equal parameter count
+for run in ("lstm", "rm-tm-g", "rmr-notm-g"):  # "each width cut to fit": within 1% of the LSTM's parameters
+    folders = Path("../results/compare-ptb", run).glob("*/result.json")
+    stored = [json.loads(f.read_text())["parameters"] for f in folders]
+    assert stored and all(abs(x / (count(paper_rm) - block) - 1) < 0.01 for x in stored), (run, stored)
 
 # %% [markdown]
 # **Exercise 04** ([`exercises/ex04_memory_block.py`](../exercises/ex04_memory_block.py)): the Memory Block

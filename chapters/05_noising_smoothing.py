@@ -45,11 +45,10 @@ import mlm
 from mlm.baselines import count_baseline
 from mlm.data import Vocabulary
 from mlm.evidence import paper_evidence
-from mlm.plots import kong_verdict_figure, l2_weight_figure, overfitting_panels, run_curves, smoothing_diagram
-from mlm.regularizers import (VariationalSmoothing, bigram_counts, evaluate_sampled, noising_scheme, row_types,
-                              training_stream)
+from mlm.plots import aligned_rows, kong_verdict_figure, l2_weight_figure, marked, run_curves, smoothing_diagram
+from mlm.regularizers import VariationalSmoothing, bigram_counts, evaluate_sampled, noising_scheme, training_stream
 from mlm.sampling import sample_text
-from mlm.training import build_batches, read_metrics
+from mlm.training import build_batches
 from mlm.utils import set_seed
 from mlm.widgets import noising_explorer
 
@@ -60,19 +59,35 @@ common = {"train.seed": seed, "train.device": device, **({"data.data_dir": data_
 # ## 1. Why a memory book needs a regularizer
 #
 # PTB's training text has under a million words, and the models of this book have millions of parameters to
-# fit them with; a memory head adds more. The figure shows the tied LSTM of chapter 01 trained three times on
-# PTB without dropout (the recipe of chapter 06). Its training perplexity (dashed) keeps falling, to about 41,
-# while its validation perplexity is lowest at epoch 5 or 6 and then climbs by about 5 points: the model
-# memorizes its training text. A control left to overfit like this also flatters any memory head that overfits
-# less, so the memory chapters need a good regularizer as much as a good memory.
-
-# %%
-tied = [read_metrics(p) for p in sorted(Path("../results/compare-ptb/tied").glob("seed*"))]
-overfitting_panels(tied, title="The tied LSTM on PTB without dropout, three seeds")
-plt.show()
+# fit them with; a memory head adds more. The figure shows a tied LSTM (chapter 01) of one layer of 228 units,
+# trained three times on PTB with plain SGD and no regularizer at all. Its training perplexity (dashed) keeps
+# falling, to about 41, while its validation perplexity is lowest at epoch 5 or 6 and then climbs by about 5
+# points: the model memorizes its training text. A control left to overfit like this flatters any memory head
+# that overfits less, so the memory chapters need a good regularizer as much as a good memory.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-# The paragraph above: three seeds, best at epoch 5 or 6, a rise of about 5 points, training down to about 41.
+from mlm.plots import overfitting_panels
+from mlm.reproduce import load_manifest
+from mlm.stored import load_settings
+
+# The stored tied LSTM of the book's matched recipe (one layer of 228 units, Tran's SGD, no dropout), three seeds.
+plain = load_settings([s for s in load_manifest("compare") if s.group == "compare-ptb" and s.base == "tied"],
+                      "../results")["tied"]
+tied = [plain.metrics(i) for i in range(len(plain.seeds))]
+overfitting_panels(tied, title="A tied LSTM on PTB without any regularizer, three seeds")
+plt.show()
+config = plain.results[0]["config"]
+assert (config["model"]["num_layers"], config["model"]["hidden_size"], config["train"]["optimizer"]) == (1, 228, "sgd")
+assert config["model"]["dropout"] == config["model"]["embed_dropout"] == config["train"]["weight_decay"] == 0.0
+
+# %% [markdown]
+# Chapter 01's remedy is dropout, which zeroes random units of a vector whatever they carry. The regularizers of
+# this chapter change whole words instead, and pick the replacements from the corpus's own counts: a word that
+# follows many different words is a likely stand-in for any of them. Kong et al. use them *on top of* dropout
+# (their Eq. 6), against a tied LSTM that is regularized too, a stronger control than the one in the figure.
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The first paragraph: three seeds, best at epoch 5 or 6, a rise of about 5 points, training down to about 41.
 assert len(tied) == 3
 for history in tied:
     valid = [h["valid_ppl"] for h in history]
@@ -83,19 +98,19 @@ for history in tied:
 # ## 2. Smoothing a count model
 #
 # A bigram model estimated by counting, $p(w \mid v) = c(v, w) / c(v)$, gives probability zero to every pair
-# it has not seen. Smoothing moves a little probability from seen pairs to unseen ones:
+# it has not seen. Smoothing moves a little probability from seen pairs to unseen ones. A *type* is a distinct
+# word or pair, as opposed to its occurrences; $N_{1+}(v, \cdot)$ counts the types $(v, w)$, the different words
+# that follow $v$, and $N_{1+}(\cdot, w)$ those that precede $w$.
 #
 # * **Linear interpolation** mixes in the unigram distribution $U$: $p(w \mid v) = (1 - \gamma)\, c(v, w) / c(v)
-#   + \gamma\, U(w)$, chapter 00's interpolated bigram (its weight is called $\gamma$ here; $\lambda$ names
-#   the L2 weight of section 4).
-# * **Absolute discounting** subtracts a constant $D$ from every seen count and gives the freed mass to $U$. A
-#   context $v$ followed by $N_{1+}(v, \cdot)$ *different* words frees $D\, N_{1+}(v, \cdot) / c(v)$, so
-#   contexts with many different continuations back off more.
+#   + \gamma\, U(w)$, chapter 00's interpolated bigram with its weight renamed $\gamma$ ($\lambda$ is kept for the
+#   L2 weight of section 4).
+# * **Absolute discounting** subtracts a constant $D$ from every seen count and gives the freed mass,
+#   $D\, N_{1+}(v, \cdot) / c(v)$, to $U$: contexts with many different continuations back off more.
 # * **Kneser-Ney** backs off to the *continuation* distribution $K(w) = N_{1+}(\cdot, w) / \sum_u N_{1+}(\cdot,
-#   u)$ instead: a word is a likely continuation of a new context if it follows many different words. "Francisco"
-#   is frequent, but nearly always after "San", so $K$(francisco) is small.
+#   u)$ instead. "Francisco" is frequent, but nearly always after "San", so $K$(francisco) is small.
 #
-# Both $N_{1+}$ counts are taken over bigram *types*, the distinct pairs of neighbouring words. On a toy corpus:
+# On a toy corpus:
 
 # %%
 def kneser_ney_statistics(stream, V, gamma):
@@ -169,11 +184,14 @@ vocab = ptb.vocab  # PTB's 10k words
 counts = bigram_counts(training_stream(ptb.ids("train"), vocab.eos_id), len(vocab))  # the package's fast counts
 kn = noising_scheme("kneser-ney", counts, gamma=0.2)  # gamma_i and K for every word
 line = torch.tensor(ptb.ids("train")[4][:24])[None]  # (1, 24): a training sentence
-noised_inputs, noised_targets = noise(line[:, :-1], line[:, 1:], kn.gamma.float(), kn.proposal.float())
-for label, ids in (("inputs", line[0, :-1]), ("noised inputs", noised_inputs[0]), ("noised targets", noised_targets[0])):
-    print(f"{label:<15}{' '.join(vocab.itos[i] for i in ids)}")
+inputs, targets = line[:, :-1], line[:, 1:]  # (1, 23): position t reads inputs[t] and predicts targets[t]
+noised_inputs, noised_targets = noise(inputs, targets, kn.gamma.float(), kn.proposal.float())
+print(aligned_rows({"input": marked(vocab.itos, inputs[0], noised_inputs[0]),  # [word→replacement]
+                    "target": marked(vocab.itos, targets[0], noised_targets[0])}))
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The example: every replaced input has its replaced target in the same column.
+assert (noised_inputs != inputs).any() and torch.equal(noised_inputs != inputs, noised_targets != targets)
 # Over many rows, each frequent word is changed at the rate gamma_i (1 - pi_i) (a draw may return the word itself).
 torch.manual_seed(seed)
 rows = training_stream(ptb.ids("train")[:300], vocab.eos_id)[None].repeat(40, 1)  # about 250k positions
@@ -186,8 +204,9 @@ for word in range(4, 24):
         assert abs(float(changed[at].double().mean()) - expected) < 5 * se, vocab.itos[word]
 
 # %% [markdown]
-# Choose a word and $\gamma$ to see what it turns into under each scheme (orange: the probability that it stays;
-# a static copy of the book shows "francisco" at $\gamma = 0.2$). Absolute discounting changes only *how often*
+# Each replaced input (in brackets) has its replaced target in the same column. Choose a word and $\gamma$ to
+# see what it turns into under each scheme (orange: the probability that it stays; a static copy of the book
+# shows "francisco" at $\gamma = 0.2$). Absolute discounting changes only *how often*
 # a word is noised; Kneser-Ney ranks the replacements by how many different words they follow, so "and" and "in"
 # climb into its top words and "N" (a number) drops out.
 
@@ -207,11 +226,11 @@ assert {"and", "in"} <= tops["kneser-ney"] - tops["unigram"] and "N" in tops["un
 # ## 4. Variational smoothing (Kong et al., section 4)
 #
 # **The Bayesian view in brief.** A Bayesian network treats its weights $W$ as random: a *prior* $p(W)$ says
-# what they are before the data $\mathcal D$, the *posterior* $p(W \mid \mathcal D)$ after. The posterior cannot
-# be computed, so *variational inference* picks a simpler distribution $q(W)$ and brings it close to the posterior,
-# which is the same as maximizing the **evidence lower bound** (ELBO, Eq. 1):
+# what they are before the training text is seen, the *posterior* $p(W \mid \text{text})$ after. The posterior
+# cannot be computed, so *variational inference* picks a simpler distribution $q(W)$ and brings it close to the
+# posterior, which is the same as maximizing the **evidence lower bound** (ELBO):
 #
-# $$ \mathbb E_{q(W)}\big[\log p(\mathcal D \mid W)\big] - \mathrm{KL}\big(q(W) \,\|\, p(W)\big): $$
+# $$ \mathbb E_{q(W)}\big[\log p(\text{text} \mid W)\big] - \mathrm{KL}\big(q(W) \,\|\, p(W)\big): $$
 #
 # fit the data on average over draws from $q$, and stay near the prior. $\mathrm{KL}$ is the Kullback-Leibler
 # divergence, $\mathbb E_q[\log q - \log p]$, zero only where the two distributions agree.
@@ -225,9 +244,9 @@ assert {"and", "in"} <= tops["kneser-ney"] - tops["unigram"] and "N" in tops["un
 #    \theta^i_v = \gamma_i \pi_v + (1 - \gamma_i)\,[v = i] \qquad \text{(Eq. 2, 4)} $$
 #
 # A draw keeps $e_i$ with probability $1 - \gamma_i$ and otherwise takes $e_v$ with $v \sim \pi$. The expectation
-# in the ELBO is estimated with one draw of the whole matrix per **sequence** (a row of the batch), so every
-# occurrence of a word in a sequence reads the same vector: "a b a c" may become "d b d c", never "d b a c" as
-# Xie et al.'s noising allows. At test time the model reads the **mean** of $q$ (section 4.1),
+# in the ELBO is estimated from a single draw (Eq. 1, a one-sample Monte Carlo estimate), and Kong et al. draw
+# the whole matrix once per **sequence** (a row of the batch), so every occurrence of a word in a sequence reads
+# the same vector: "a b a c" may become "d b d c", never "d b a c" as Xie et al.'s noising allows. At test time the model reads the **mean** of $q$ (section 4.1),
 #
 # $$ \bar e_i = \sum_v \theta^i_v e_v = (1 - \gamma_i)\, e_i + \gamma_i \sum_v \pi_v e_v, $$
 #
@@ -336,11 +355,13 @@ plt.show()
 # proposal with one $\gamma$ for every word, $c_v = 1/2$: plain weight decay.
 #
 # Kong et al.'s printed Eq. 3, $\lambda [(V - 1)\gamma + 1 - \gamma + \gamma U_i] / 2$, puts $\gamma$ where
-# Eq. 2 has $\gamma_i \pi_v$, so every word would get a weight near $V\gamma/2$ that hardly depends on the data.
-# We use the column sum, which agrees with their footnote 5: vectors drawn more often are penalized more.
+# Eq. 2 has $\gamma_i \pi_v$, so every word would get a weight near $V\gamma/2$ that hardly depends on the data;
+# its right-hand side, $\lambda [1 - (V - 2 + U_i)\gamma] / 2$, also flips the sign of the $\gamma$ term. We use
+# the column sum, which agrees with their footnote 5: vectors drawn more often are penalized more.
 #
 # Here is the one check of this chapter: the module above and the package compute the same mean embeddings and
-# the same L2 weights, on all of PTB with the Kneser-Ney proposal:
+# the same L2 weights, on all of PTB with the Kneser-Ney proposal. Training draws are random, so the check
+# leaves them out:
 
 # %%
 mine = VariationalEmbedding(len(vocab), 200, kn.gamma, kn.proposal).eval()
@@ -363,7 +384,7 @@ plt.show()
 # The paragraph below: "the" about 110 times weight decay under the unigram proposal, 17 under Kneser-Ney.
 coef = dict(zip(("unigram", "kneser-ney"), weights.values()))
 assert 100 < coef["unigram"][vocab.stoi["the"]] < 120 and 15 < coef["kneser-ney"][vocab.stoi["the"]] < 20
-assert coef["kneser-ney"][vocab.stoi["francisco"]] < 1 < coef["unigram"][vocab.stoi["francisco"]]
+assert [round(float(coef[k][vocab.stoi["francisco"]]), 1) for k in ("kneser-ney", "unigram")] == [0.9, 1.3]
 assert int(coef["unigram"].argmax()) == vocab.stoi["the"] and int(coef["kneser-ney"].argmax()) == vocab.eos_id
 rarest = counts.count == counts.count[counts.count > 0].min()  # "rare words fall below plain weight decay"
 assert all(bool((c[rarest] < 1).all()) for c in coef.values())
@@ -371,15 +392,18 @@ assert all(bool((c[rarest] < 1).all()) for c in coef.values())
 # %% [markdown]
 # Under the unigram proposal, "the" is pulled toward zero about 110 times harder than by weight decay; under
 # Kneser-Ney about 17 times, since $K$ orders words by how many different words precede them, and `<eos>` gets the
-# largest weight. Rare words and "francisco" fall below plain weight decay.
+# largest weight. Under Kneser-Ney, "francisco" falls below plain weight decay (0.9, against 1.3 under the
+# unigram proposal); the rarest words fall below it under both.
 #
 # ## 5. Watch it train
 #
-# We train variational smoothing with the Kneser-Ney proposal (VS-KN) at a reduced size: two layers of 128 units
-# on the first 40k training tokens of PTB, the vocabulary cut to its 2,000 most frequent words (the rest become
-# `<unk>`), with every regularizer of the paper kept and $\lambda = 10^{-4}$. A short run takes a larger learning
-# rate and smaller batches than the paper, and 14 epochs. The floor it must beat is an interpolated bigram counted
-# on exactly its tokens.
+# The paper trains two layers of 512 units; the runs behind our verdict use two layers of 200 on all of PTB,
+# narrow enough for three seeds of every model to run the paper's whole schedule. Here, to train in minutes,
+# variational smoothing with the Kneser-Ney proposal (VS-KN) gets two layers of 128 units on the first 40k
+# training tokens of PTB, the vocabulary cut to its 2,000 most frequent words (the rest become `<unk>`), with
+# every regularizer of the paper kept and $\lambda = 10^{-4}$. A short run takes a larger learning rate and
+# smaller batches than the paper, and 14 epochs. The floor it must beat is an interpolated bigram counted on
+# exactly its tokens.
 
 # %%
 overrides = {**common, "train.epochs": 14} if size == "reduced" else common
@@ -418,28 +442,44 @@ print(sample_text(run.model, corpus.vocab, prompt="the company said", length=40,
 # %% [markdown]
 # ### A look inside: what the model reads, and how it predicts
 #
-# Two sequences of the first training batch as the trained model's regularizer draws them, `[word→replacement]`
-# where a word's vector was swapped (dropout not shown). Then its validation perplexity with the mean of $q$,
-# with the mode (the base matrix, as Xie et al. evaluate), and averaged over five fresh draws of every embedding
-# (Kong et al.'s section 5.4 averages the log-likelihoods of such draws).
+# Two sequences of the first training batch as variational smoothing draws them, with the trained run's
+# $\gamma_i$ and $K$ and the module of section 4: `[word→replacement]` where a word's vector is swapped (dropout
+# not shown).
 
 # %%
-reg = run.model.regularizer
+reg = run.model.regularizer  # the run's VariationalSmoothing: its gamma_i and proposal K
+reader = VariationalEmbedding(len(corpus.vocab), 1, reg.gamma, reg.proposal)  # section 4's module
 tokens = next(iter(build_batches(cfg, corpus, "train", shuffle=False))).inputs  # (batch, bptt)
 torch.manual_seed(seed + 1)
-words, _, inverse = row_types(tokens, len(corpus.vocab))  # (pairs,) the distinct (row, word) pairs, (batch, bptt)
-replace, drawn = (x[inverse] for x in reg.draw(words, cfg.model.embed_size))  # (batch, bptt) each
+reads = torch.stack([reader.source()[row, 0] for row in tokens])  # (batch, bptt): one draw per sequence
 for r in (2, 4):
-    print(" ".join(f"[{corpus.vocab.itos[w]}→{corpus.vocab.itos[v]}]" if swap else corpus.vocab.itos[w]
-                   for w, swap, v in zip(tokens[r].tolist(), replace[r].tolist(), drawn[r].tolist())))
-valid_batches = build_batches(cfg, corpus, "valid")
+    print(" ".join(marked(corpus.vocab.itos, tokens[r], reads[r])))
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The paragraph below: the words each row reads for its repeated words.
+itos = corpus.vocab.itos
+swaps = [{(itos[w], itos[v]) for w, v in zip(tokens[r].tolist(), reads[r].tolist()) if w != v} for r in (2, 4)]
+count = [Counter(itos[w] for w in tokens[r].tolist()) for r in (2, 4)]
+if size == "reduced":
+    assert ("department", "trading") in swaps[0] and count[0]["department"] == 2, swaps
+    assert {("new", "to"), ("was", "<eos>")} <= swaps[1] and count[1]["new"] == count[1]["was"] == 2, swaps
+assert all(len({v for w, v in zip(tokens[r].tolist(), reads[r].tolist()) if w == u}) == 1
+           for r in range(len(tokens)) for u in tokens[r].tolist())  # one reading per word and sequence
+
+# %% [markdown]
+# Row 2 reads "trading" at both occurrences of "department"; row 4 reads "to" at both of "new" and `<eos>` at
+# both of "was": one draw per sequence, made visible. Now the model's validation perplexity with the mode of
+# $q$ (the base matrix, as Xie et al. evaluate), with its mean, and averaged over five fresh draws of every
+# embedding (Kong et al.'s section 5.4 averages the log-likelihoods of such draws):
+
+# %%
+valid = build_batches(cfg, corpus, "valid")
 scores = {}
-for prediction in ("mean", "mode"):
+for prediction in ("mode", "mean"):  # the base matrix E, then the mean of q (the default)
     reg.prediction = prediction
-    scores[prediction] = mlm.evaluate(run.model, valid_batches).perplexity
-reg.prediction = "mean"
+    scores[prediction] = mlm.evaluate(run.model, valid).perplexity
 torch.manual_seed(seed)
-scores["5 draws"] = evaluate_sampled(run.model, valid_batches, samples=5, average="log-likelihood").perplexity
+scores["5 draws"] = evaluate_sampled(run.model, valid, samples=5, average="log-likelihood").perplexity
 print("validation perplexity: " + ", ".join(f"{k} {v:.1f}" for k, v in scores.items()))
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -459,38 +499,38 @@ assert round(100 * (cfg.paper["valid_sampled_20"] / cfg.paper["valid"] - 1)) == 
 # %% [markdown]
 # ## Our verdict
 #
-# Under Kong et al.'s protocol at 2 × 200 with their smallest L2 weight, $\lambda = 10^{-4}$, all three
-# regularizers lose to the tied LSTM, data noising by 7.1% (*inconclusive*: its interval reaches into the ±1%
-# margin) and the two variational smoothings by 20.9% and 21.5% (*worse*), in trials that handicap the paper: the
-# control's dropout was tuned over five values, the regularizers got $\gamma = 0.2$ only. With $\lambda = 0$ on
-# both sides, VS-KN gains 7.2% (interval −10.6% to −3.8%, the paper −4.6%) and the claim *holds*, in a trial that
-# handicaps the control, whose dropout was chosen at $\lambda = 10^{-4}$ and which overfits at 0. The fair trial,
-# both sides tuned over twelve settings each, is pending; [the report](../reports/r05_kong_xie.ipynb) holds the
-# runs and the diagnostics.
+# Not settled at our size: at the paper's weight decay, $\lambda = 10^{-4}$, data noising, VS-KN and element-wise
+# smoothing all reach a higher test perplexity than a tied LSTM whose tuned dropout came out at zero (+7.1%,
+# *inconclusive*; +20.9% and +21.5%, *worse*), and VS-KN is *worse* than data noising too (+12.9%). With
+# $\lambda = 0$ on both sides VS-KN gains 7.2% (*holds*; the paper: 4.6%), but we designed that trial after
+# seeing a diagnostic run's losses, and its control kept the dropout chosen at $\lambda = 10^{-4}$. The fair
+# trial, both sides tuned, waits for runs; [the report](../reports/r05_kong_xie.ipynb) has the evidence.
 
 # %%
 evidence = paper_evidence("05", "../results")
-kong_verdict_figure(evidence, title="Kong et al.'s protocol at 2 × 200 on PTB: test perplexity against the tied LSTM")
+kong_verdict_figure(evidence, title="The paper's recipe at 2 × 200 on PTB: test perplexity against each row's control")
 plt.show()
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-# The verdict above: each own-protocol row's label, the side it handicaps, and every number quoted.
+# The verdict above: each row of the paper's recipe, its label, the side it handicaps, and every number quoted.
 from mlm.claims import relative_change
 
-own = [(c, r) for m, c, r in evidence if m == "cpu"]
-assert [(c.group, c.model, c.control) for c, _ in own] == [
-    ("cpu-kong2019-ptb", "dn-kn", "vanilla-tied"), ("cpu-kong2019-ptb", "vs-kn", "vanilla-tied"),
-    ("cpu-kong2019-ptb", "vs-elementwise", "vanilla-tied"), ("cpu-kong2019-ptb-lambda0", "vs-kn", "vanilla-tied")]
-assert [(r.verdict, r.handicaps) for _, r in own] == [("inconclusive", "the paper"), ("worse", "the paper"),
-                                                       ("worse", "the paper"), ("holds", "the control")], own
-changes = [relative_change(*r.seeds[:2]) for _, r in own]
-assert [round(100 * c[0], 1) for c in changes] == [7.1, 20.9, 21.5, -7.2], changes
-assert 0 < changes[0][1] < 0.01 < changes[0][2]  # data noising: the interval's low end inside the margin
-assert [round(100 * v, 1) for v in changes[3][1:]] == [-10.6, -3.8] and round(100 * own[3][1].seeds[2], 1) == -4.6
-assert "five values" in own[0][1].tuning and "gamma 0.2 only" in own[0][1].tuning
-assert "chosen at lambda 1e-4" in own[3][1].tuning and "overfits at 0" in own[3][1].tuning
-from mlm.manifests import tuned  # "both sides tuned over twelve settings each, still pending"
+own = {(c.group.removeprefix("cpu-kong2019-ptb"), c.model, c.control): r for m, c, r in evidence if m == "cpu"}
+expected = {("", "dn-kn", "vanilla-tied"): ("inconclusive", "the paper", 7.1),
+            ("", "vs-kn", "vanilla-tied"): ("worse", "the paper", 20.9),
+            ("", "vs-elementwise", "vanilla-tied"): ("worse", "the paper", 21.5),
+            ("", "vs-kn", "dn-kn"): ("worse", "", 12.9),
+            ("-lambda0", "vs-kn", "vanilla-tied"): ("holds", "the control", -7.2)}
+assert set(own) == set(expected), own.keys()
+for key, (label, side, change) in expected.items():
+    assert (own[key].verdict, own[key].handicaps, round(100 * relative_change(*own[key].seeds[:2])[0], 1)) == (
+        label, side, change), (key, own[key])
+zero = own["-lambda0", "vs-kn", "vanilla-tied"]
+assert round(100 * zero.seeds[2], 1) == -4.6 and "chosen at lambda 1e-4" in zero.tuning
+assert "dropout chosen on validation from five values" in own["", "dn-kn", "vanilla-tied"].tuning
+from mlm.manifests import cpu, tuned  # "whose dropout, tuned, came out at zero"; "the fair trial ... waits"
 
+assert cpu.KONG_DROPOUT == 0.0 and len(cpu.KONG_DROPOUT_GRID) == 5
 kong_tuned = [c for c in tuned.CLAIMS if c.chapter == "05"]
 assert kong_tuned and all(len(c.model) == len(c.control) == 12 for c in kong_tuned)
 assert all(r.verdict == "not run yet" for m, _, r in evidence if m == "tuned")
@@ -508,4 +548,4 @@ record("05_noising_smoothing", {
     "baseline_test_ppl": round(baseline["bigram_test"], 1),
     "vs_kn_valid_ppl": round(run.result["best_valid_ppl"], 1), "vs_kn_test_ppl": round(run.result["test_ppl"], 1),
     "vs_kn_valid_ppl_by_prediction": {k: round(v, 1) for k, v in scores.items()},
-    "verdicts": [r.verdict for _, r in own]})
+    "verdicts": [r.verdict for r in own.values()]})

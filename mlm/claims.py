@@ -10,8 +10,10 @@ count baseline, which has no seeds, the one-sample t interval). Three things are
 * ``p``, the paper's own change (negative for a reported gain; None where the paper's pair gives no size,
   e.g. a model set against another paper's control);
 * ``s``, the machine term: where the two sides ran on different kinds of machine (processor, GPU or
-  precision), the interval is widened by ``s`` at both ends, ``s`` being the cross-machine shift the book
-  measured (:func:`mlm.evidence.machine_shift`). Same-machine claims have ``s = 0``.
+  precision) in different shares, the interval is widened by ``s`` at both ends: the bound on the shift
+  between two kinds that the book measured by rerunning stored commands, times how unevenly the two sides
+  hold each kind (:func:`mlm.evidence.machine_term`). Claims whose sides ran on one kind, or on several in
+  the same shares, have ``s = 0``: a machine's effect then moves both means alike.
 
 The rule has five labels, each a plain statement about the interval, symmetric around zero:
 

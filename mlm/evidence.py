@@ -3,8 +3,8 @@
 :func:`stored_claims` turns the :class:`mlm.claims.PaperClaim` of a manifest into claims rows: the paper's
 pair, ours (mean ± sd per side), the change of the means with its interval and the rule's verdict
 (:func:`mlm.claims.verdict`). It chooses a tuned side's run on validation, widens the interval where the two
-sides ran on different kinds of machine (:func:`machine_shift`, measured from the same commands rerun on
-another machine, ``results/machine-check/``), and reads a claim whose control does not beat the count
+sides ran on different kinds of machine in different shares (:func:`machine_term`, from the shift measured by
+rerunning stored commands on another machine, ``results/machine-check/``), and reads a claim whose control does not beat the count
 baseline of its own data as *inconclusive*, with the reason. The chapters, the reports and the README read
 these rows; :func:`paper_evidence` gives one paper's.
 """
@@ -25,11 +25,11 @@ from mlm.configs import get_preset
 from mlm.stored import StoredSetting, load_settings, machine_label, read_json
 
 MANIFESTS = {  # manifest -> what its claims test, as the README and the reports say
-    "cpu": "Each paper's own protocol, at its size or a reduced width (`reproduce cpu`)",
+    "cpu": "Each paper's own recipe, at its size or a reduced width (`reproduce cpu`)",
     "compare": "Every family under one recipe at one parameter count, PTB (`reproduce compare`, chapter 06)",
-    "tuned": "The papers' own protocols again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
+    "tuned": "The papers' own recipes again, both sides tuned on equal terms (`reproduce tuned`, on a GPU)",
 }
-COMPARISONS = {"cpu": "own protocol", "compare": "matched recipe", "tuned": "own protocol, both sides tuned",
+COMPARISONS = {"cpu": "the paper's recipe", "compare": "matched recipe", "tuned": "the paper's recipe, both tuned",
                "full": "full size"}  # each manifest's comparison in a few words, as tables and figures name it
 MACHINE_CHECK = "machine-check"  # results/machine-check/LABEL/GROUP/RUN/seedK: a stored run rerun elsewhere
 
@@ -139,6 +139,23 @@ def machine_shift(kinds: Sequence[str], results: str | Path = "results") -> floa
     return max(terms)
 
 
+def machine_term(model_kinds: Sequence[str], control_kinds: Sequence[str], results: str | Path = "results") -> float:
+    """The machine term of a claim: how far the kinds of machine its two sides ran on could move the relative
+    change of their means. A kind's bias reaches the change only as far as the two sides hold it in different
+    shares, so with ``p_k`` the share of a side's seeds on kind ``k`` the term is the sum over kinds of
+    ``|p_k(model) - p_k(control)|`` times the bound on that kind's shift from the commonest kind
+    (:func:`machine_shift`): 0 where both sides ran on one kind, or in the same shares of several, and the
+    whole bound where each side ran on its own kind."""
+    if not model_kinds or not control_kinds:
+        return 0.0
+    kinds = [*model_kinds, *control_kinds]
+    reference = max(sorted(set(kinds)), key=kinds.count)
+    share = {side: {k: list(side_kinds).count(k) / len(side_kinds) for k in set(kinds)}
+             for side, side_kinds in (("model", model_kinds), ("control", control_kinds))}
+    return sum(abs(share["model"][k] - share["control"][k]) * machine_shift([k, reference], results)
+               for k in set(kinds) if k != reference)
+
+
 # -- claims rows from stored runs -----------------------------------------------------------------------
 def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...]) -> tuple[StoredSetting | None, str]:
     """The setting one side of a claim reads, and how it was chosen: the run itself, or among candidates the
@@ -230,9 +247,9 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
             continue
         ours = model.values("test_ppl")
         kinds = [*model.machine_kinds(), *control.machine_kinds()]
-        machine = machine_shift(kinds, results)
+        machine = machine_term(model.machine_kinds(), control.machine_kinds(), results)
         evidence = f"{reported}; ours {spread(ours)} vs {spread(theirs)}, {interval_text(ours, theirs, machine)}"
-        if machine:
+        if len(set(kinds)) > 1:
             evidence += f" (runs on {', '.join(sorted(set(kinds)))})"
         if not (model.stopped_improving() and control.stopped_improving()):
             evidence += "; a seed was still improving at its last epoch"
@@ -260,7 +277,7 @@ def manifest_claims(manifest: str) -> list[PaperClaim]:
 def paper_evidence(chapter: str, results: str | Path = "results",
                    manifests: Sequence[str] = tuple(MANIFESTS)) -> list[tuple[str, PaperClaim, Claim]]:
     """``(manifest, claim, row)`` for every claim of the paper of chapter ``chapter`` (``"01"`` .. ``"05"``),
-    decided or not, in the README's order: each paper's own protocol (``cpu``), then the matched recipe."""
+    decided or not, in the README's order: each paper's own recipe (``cpu``), then the matched recipe."""
     out = []
     for manifest in manifests:
         claims = [c for c in manifest_claims(manifest) if c.chapter == chapter]

@@ -30,7 +30,7 @@ def verdict_rows(chapter: str, results: str | Path = "../results") -> list[tuple
 
 
 def show_verdicts(chapter: str, results: str | Path = "../results", waiting: bool = False) -> list:
-    """Display the paper's claims as one table: the comparison (own protocol, matched recipe, tuned), the
+    """Display the paper's claims as one table: the comparison (the paper's recipe, the matched recipe, both tuned), the
     runs, the question, how each side was tuned, the paper's pair and ours, and the verdict (with the side an
     unequal trial handicaps). Claims still waiting for runs are left to :func:`show_waiting` unless
     ``waiting``. Returns the ``(manifest, claim, row)`` shown."""

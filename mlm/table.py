@@ -2,7 +2,7 @@
 
 :func:`collect_rows` gives one :class:`Row` per setting of the manifests (its seeds averaged) plus one per
 stored result no manifest names; :func:`format_markdown` renders rows as a Markdown table and
-:func:`plot_rows` as a figure. The README's reproduction table and a chapter's claims table are these
+:func:`plot_rows` as a figure. The tables of ``results/README.md`` and of the reports are these
 functions applied to a selection of rows::
 
     rows = collect_rows(load_manifest("cpu"), "results")
@@ -228,7 +228,7 @@ HEADLINES = (
     Headline("Salton et al. 2017", "attention over the sentence so far beats the LSTM",
              "chapters/02_attentive_lm.ipynb", "reports/r02_salton.ipynb",
              (("cpu", "cpu-salton2017-ptb", "single-headlr0.1", "lstm",
-               "the paper's protocol at 2 x 200, only the head's rate tuned"),)),
+               "the paper's recipe at 2 x 200, only the head's rate tuned"),)),
     Headline("Daniluk et al. 2017", "attention over a short window, split into key, value and predict, beats the LSTM",
              "chapters/03_short_attention.ipynb", "reports/r03_daniluk.ipynb",
              (("cpu", "cpu-daniluk2017-wt2", "kvp-L5", "lstm", "the paper's recipe at a third of its widths"),

@@ -387,7 +387,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
         order = train_batches.state_dict()  # before the epoch's shuffle: where a mid-epoch checkpoint resumes
         bar = _bar(len(train_batches), f"epoch {epoch}", progress, leave=False)
         start = time.perf_counter()
-        with deterministic_on_cpu(device):  # the same weights from one seed at any thread count
+        with deterministic_on_cpu(device):  # the same weights from one seed, run after run
             train_res = train_epoch(model, train_batches, optimizer, cfg, device, bar, epoch, forward, partial,
                                     save_mid_epoch if run_dir is not None and t.checkpoint_minutes > 0 else None)
         if device.type == "cuda":

@@ -44,12 +44,13 @@ def set_seed(seed: int) -> None:
 @contextlib.contextmanager
 def deterministic_on_cpu(device):
     """On the CPU, PyTorch's deterministic kernels for the duration of the block, so that a seed trains the same
-    weights every time on a given machine, on one thread or two (tests/test_training.py checks every family).
-    With two threads or more, the default ``index_put(..., accumulate=True)`` adds its values in an order that
+    weights every time on a given machine and thread count (tests/test_training.py checks every family). With
+    two threads or more, the default ``index_put(..., accumulate=True)`` adds its values in an order that
     changes from run to run; it is the backward pass of every ``weight[ids]`` lookup (the smoothing regularizers
     of chapter 05 read rows so), and training magnifies the last-digit difference to a percent or so. The
-    deterministic kernels give one thread's numbers; they cost nothing on one thread and about a tenth of the
-    time on two. Other devices keep their default kernels (deterministic CUDA matmuls need an environment
+    deterministic kernels fix that order; they cost nothing on one thread and about a tenth of the time on two.
+    One thread and two can still differ in the last digits on some processors, where the matrix library splits
+    a product's sums between the threads. Other devices keep their default kernels (deterministic CUDA matmuls need an environment
     variable set before the first CUDA call)."""
     if torch.device(device).type != "cpu":
         yield

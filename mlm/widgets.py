@@ -139,7 +139,7 @@ def _show_noising(counts, vocab, word: str, gamma: float, blank_id: int, top: in
         ax.set_ylim(-0.6, top - 0.4)
         ax.set_xscale("log")
         ax.set_xlim(low, 8)
-        ax.set_xticks(ticks, ["1e-4", "0.001", "0.01", "0.1", "1"])
+        ax.set_xticks(ticks, ["0.0001", "0.001", "0.01", "0.1", "1"])
         ax.minorticks_off()
         ax.set_title(f"{_SCHEME_TITLES[name]}\n$\\gamma_i$ = {float(schemes[name].gamma[word_id]):.3f}", fontsize=10)
         ax.set_xlabel("probability (log scale)", fontsize=10)

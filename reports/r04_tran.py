@@ -20,16 +20,19 @@
 # Tran et al. put a Memory Block, attention over the last $n = 15$ input words, on top of an LSTM (RM) or
 # between two LSTM layers (RMR), and report lower perplexity than LSTMs of the same width $d = 128$: on English
 # news RM(+tM-g) gains 11.2% and RMR(-tM-g) 9.6% over the 1-layer LSTM, and on Penn Treebank (PTB) RM(+tM-g)
-# gains 2.1% over a 3-layer LSTM. The book tests these comparisons on PTB with the paper's width and schedule
-# (chapter 04's verdict), and again at an equal parameter count under the same schedule (chapter 06). It also
-# reads what the block attends to, beside the paper's Figures 3 to 5, and on the recall task of chapter 00. The
-# verdicts as the stored runs give them now:
+# gains 2.1% over a 3-layer LSTM. On PTB at the paper's width and schedule, three seeds a side, RM gains 2.3% over
+# the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*). RM's 12.0% over the 3-layer LSTM is flagged
+# (*larger than reported: check the control*): our 3-layer LSTM ends behind our 1-layer one, which the paper's
+# does not. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.4%, +16.3%). The
+# report also reads what the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall
+# task of chapter 00.
 
 # %% tags=["parameters"]
 results_dir = "../results"
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -37,11 +40,11 @@ import matplotlib.pyplot as plt
 import torch
 
 from mlm.claims import awaits_runs, markdown_cell, relative_change, show_markdown, spread
+from mlm.evidence import paper_numbers
 from mlm.manifests.recall import FAMILY_RUNS
 from mlm.plots import (RUN_LABELS, attention_by_position, memory_seed_curves, memory_verdicts, recall_panels,
                        sampled_attention)
-from mlm.report import (COMPARISONS, provenance_line, show_full_size, show_provenance, show_seeds, show_verdicts,
-                        show_waiting, verdict_rows)
+from mlm.report import provenance_line, show_full_size, show_provenance, show_seeds, show_waiting, verdict_rows
 from mlm.stored import load_stored_recall
 
 results = Path(results_dir)
@@ -52,54 +55,77 @@ def name(run: str) -> str:
     return RUN_LABELS.get(run, run)
 
 
-def summary(rows) -> str:
-    """One line per claim: the comparison, our change with its interval as the rule reads it, the label."""
-    lines = []
-    for manifest, claim, row in rows:
-        what = f"{name(claim.model)} vs {name(claim.control)}, {COMPARISONS.get(manifest, manifest)}"
-        if awaits_runs(row) or not row.seeds:
-            lines.append(f"- **{what}**: *{row.verdict}*")
-            continue
-        model, control, paper = row.seeds
-        change, low, high = relative_change(model, control)
-        lines.append(f"- **{what}** ({len(model)} against {len(control)} seeds): {change:+.1%}, 95% interval "
-                     f"{low - row.machine:+.1%} to {high + row.machine:+.1%}; the paper {paper:+.1%}: "
-                     f"*{row.label_text}*")
-    return "\n".join(lines)
-
-
 evidence = verdict_rows("04", results_dir)
-show_markdown(summary(evidence));
+by_pair = {(m, c.model, c.control): r for m, c, r in evidence}
+quoted = {("cpu", "rm-tm-g", "lstm1"): ("smaller gain", -2.3), ("cpu", "rmr-notm-g", "lstm1"): ("worse", 3.4),
+          ("cpu", "rm-tm-g", "lstm3"): ("larger than reported: check the control", -12.0),
+          ("compare", "rm-tm-g", "lstm"): ("worse", 4.4), ("compare", "rmr-notm-g", "lstm"): ("worse", 16.3)}
+for key, (label, change_pct) in quoted.items():  # the summary above
+    row = by_pair[key]
+    assert row.verdict == label and round(100 * relative_change(*row.seeds[:2])[0], 1) == change_pct, (key, row)
+assert [round(100 * by_pair["cpu", run, control].seeds[2], 1) for run, control in (
+    ("rm-tm-g", "lstm1"), ("rmr-notm-g", "lstm1"), ("rm-tm-g", "lstm3"))] == [-11.2, -9.6, -2.1]
+assert all(len(by_pair[key].seeds[0]) == len(by_pair[key].seeds[1]) == 3 for key in list(quoted)[:3])
 
 # %% [markdown]
 # ## 1. The verdicts
 #
-# Every claim with the question its runs answer, how each side was tuned, the paper's pair beside ours, and the
-# rule's label ([report r00](r00_deciding_a_claim.ipynb) explains the rule). The paper's English-news pairs
-# are set beside our PTB runs by their relative change only: the corpora differ in size (26M against 0.9M
-# training words) and vocabulary (77k against 10k words).
+# One row per claim: the paper's change of test perplexity, ours with the 95% interval the rule reads, the seeds
+# of each side and the rule's label ([report r00](r00_deciding_a_claim.ipynb) explains the rule). The paper's
+# English-news changes are set beside our PTB runs as relative changes only: the corpora differ in size (26M
+# against 0.9M training words) and vocabulary (77k against 10k words). The notes under the table say what each
+# comparison asks and how each side was tuned.
 
 # %%
-rows = show_verdicts("04", results_dir)
+QUESTION = {"cpu": "equal width", "compare": "equal parameters"}
+
+
+def verdict_table(rows) -> str:
+    """claim | the paper's change | ours [95% interval] | seeds | label, with the questions and the tuning as notes."""
+    notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [95% interval] | seeds | label |",
+                        "|---|---|---|---|---|---|"]
+
+    def marks(*texts: str) -> str:
+        return "<sup>" + ", ".join(str(notes.setdefault(t, len(notes) + 1)) for t in texts if t) + "</sup>"
+
+    for manifest, claim, row in rows:
+        claim_marks = marks(row.question, row.tuning, row.reason)  # numbered first, so the notes read in order
+        paper_model, paper_control = paper_numbers(claim)[:2]
+        paper = f"{paper_model / paper_control - 1:+.1%}"
+        if manifest == "compare":  # the paper's change answers the equal-width question, not this one
+            paper = f"({paper} at equal width)"
+        if awaits_runs(row) or not row.seeds:
+            ours, seeds = "not run yet", "–"
+        else:
+            change, low, high = relative_change(*row.seeds[:2])
+            widened = marks(f"interval widened by ±{row.machine:.1%}: the two sides ran on different kinds of "
+                            "machine in different shares") if row.machine else ""
+            ours = f"{change:+.1%} [{low - row.machine:+.1%}, {high + row.machine:+.1%}]{widened}"
+            seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
+        lines.append(f"| {QUESTION.get(manifest, manifest)} | {name(claim.model)} vs {name(claim.control)} "
+                     f"{claim_marks} | {paper} | {ours} | {seeds} | *{row.label_text}* |")
+    return "\n".join(lines) + "\n\n" + "\n".join(f"{i}. {markdown_cell(text)}" for text, i in notes.items())
+
+
+show_markdown(verdict_table(evidence));
 
 # %%
-memory_verdicts(rows, title="Tran et al.'s claims on PTB: change of test perplexity against the control")
+memory_verdicts(evidence, panels={"cpu": "The paper's question: equal width (d = 128)",
+                                  "compare": "The book's question: an equal parameter count (2.70M)"},
+                title="Tran et al.'s claims on PTB: change of test perplexity against the control")
 plt.show()
 
 # %% [markdown]
 # The flagged row is RM against the paper's own PTB control, a 3-layer LSTM. Our gain over it is far larger
-# than the paper's because our 3-layer LSTM is worse than our 1-layer one (section 3): the schedule, not the
-# memory, makes the gap. A 2-layer LSTM, the paper's control for RMR at equal depth, is declared; its row reads
-# the runs as they are stored:
+# than the paper's because our 3-layer LSTM ends behind our 1-layer one (section 3). The 2-layer comparison,
+# RMR against an LSTM of equal depth, is planned and not run yet.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-by_pair = {(m, c.model, c.control): r for m, c, r in evidence}
 ptb_size = json.loads((results / "cpu-tran2016-ptb" / "baseline.json").read_text())["train_tokens"]
 assert round(ptb_size / 1e6, 1) == 0.9, ptb_size  # section 1: "0.9M training words"
 deep = by_pair["cpu", "rm-tm-g", "lstm3"]
 assert deep.verdict == "larger than reported: check the control" and deep.handicaps == "the control", deep
-two = by_pair["cpu", "rmr-notm-g", "lstm2"]
-show_markdown(f"- RMR(-tM-g) against the 2-layer LSTM: *{two.label_text}* ({markdown_cell(two.evidence)})");
+assert by_pair["cpu", "rmr-notm-g", "lstm2"].verdict == "not run yet", "the text says the 2-layer row is not run yet"
 
 # %% [markdown]
 # ## 2. Full size
@@ -113,9 +139,9 @@ show_full_size("04", results_dir);
 # ## 3. The paper's protocol at its width
 #
 # Every model at $d = 128$ (embeddings, LSTM layers and both memory tables), $n = 15$, SGD at learning rate
-# 1 halved after every epoch from the fourth, 15 epochs, gradients clipped at 5, batches of 20 sentences of
-# one length, the state and memory reset with every sentence, no dropout; the test perplexity is read at
-# each seed's best validation epoch. Each seed:
+# 1 for four epochs, then halved at every epoch from the fifth, 15 epochs in all, gradients clipped at 5,
+# batches of 20 sentences of one length, the state and memory reset with every sentence, no dropout; the test
+# perplexity is read at each seed's best validation epoch. Each seed:
 
 # %%
 own = show_seeds("cpu-tran2016-ptb", "cpu", results_dir)
@@ -124,7 +150,8 @@ own = show_seeds("cpu-tran2016-ptb", "cpu", results_dir)
 # %%
 def describe(settings: dict) -> str:
     """Per run: width, LSTM weights, parameters, last epoch's training perplexity, best epochs, test perplexity."""
-    lines = ["| run | width d | LSTM weights | parameters | last training ppl (seeds) | best epochs | test ppl |",
+    lines = ["| run | width d | LSTM weights | parameters | last training ppl (seeds) | best epochs | "
+             "test ppl (mean ± sd) |",
              "|---|---|---|---|---|---|---|"]
     for run, setting in settings.items():
         if not setting.seeds:
@@ -144,6 +171,9 @@ show_markdown(describe(own));
 # %%
 memory_seed_curves(own)
 plt.show()
+
+# %% [markdown]
+# In every panel the seeds overlap: the differences between the models are far larger than between seeds.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 train_last = {run: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds))] for run, s in own.items() if s.seeds}
@@ -169,22 +199,31 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # gain is what the memory adds at the best epoch of a schedule no side tuned.
 #
 # **RMR loses.** RMR(-tM-g), with about as many parameters as RM, scores above every LSTM seed (mean 122.1) and
-# fits the training text less well than the LSTM (66 to 70), although it has one more layer and twice the
+# fits the training text less well than the LSTM (66 to 70), although it has one more layer and twice the LSTM's
 # parameters. Whether its second LSTM, fed by the block, or the schedule is to blame, no stored run tells.
 #
-# **The 3-layer control is undertrained.** Tran et al.'s PTB comparison sets RM against a 3-layer LSTM (123.5
-# against 126.1). Ours scores 131.1, worse than the 1-layer LSTM by more than ten points in every seed, and ends
-# at a training perplexity of 85 to 88, with its best epochs at 8 to 10 of 15: the schedule does not train three
-# stacked layers of 128 units. RM's 12% gain over it measures mostly that, not the memory. No schedule was searched for
-# the deeper LSTMs; the 2-layer LSTM's row above is the first step.
+# **The 3-layer control does not reproduce the paper's.** Tran et al.'s PTB comparison sets RM against a 3-layer
+# LSTM (123.5 against 126.1), and their Table 2 trains 3-layer LSTMs better than 1-layer ones under this same
+# schedule on all three corpora (test perplexity 136.6 against 145.1 in English, 125.1 against 135.8 in German,
+# 106.5 against 108.0 in Italian). Ours scores 131.1, worse than our 1-layer LSTM by more than ten points in
+# every seed, and ends at a training perplexity of 85 to 88, with its best epochs at 8 to 10 of 15. RM's 12% gain
+# over it measures mostly this failure, not the memory.
+#
+# The cause is untested. Candidates: about 28 times fewer updates per epoch than on the paper's news corpus (0.9M
+# training words against 26M, in batches of 20 sentences both); the loss summed over each sentence at learning
+# rate 1; the length buckets. No schedule was searched for the deeper LSTMs; the 2-layer LSTM's runs, not stored
+# yet, are the first test.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
 show_markdown("Kinds of machine: " + "; ".join(f"{name(run)} {', '.join(k)}" for run, k in kinds.items())
-              + f". The 3-layer row's interval is widened by ±{deep.machine:.1%} for the two kinds.");
+              + f". The 3-layer row's interval is widened by ±{deep.machine:.1%}, the measured shift between its "
+              "two sides' kinds; rows whose sides ran on one kind are not widened.");
 assert deep.machine > 0 and by_pair["cpu", "rm-tm-g", "lstm1"].machine == 0
 deep_change = relative_change(*deep.seeds[:2])[0]
 assert round(100 * deep_change) == -12 and round(100 * deep.seeds[2], 1) == -2.1, deep  # "12%", the paper's 2.1%
+assert round(26e6 / ptb_size) == 28, ptb_size  # "about 28 times fewer updates per epoch"
+assert not own["lstm2"].seeds, "the text says the 2-layer LSTM's runs are not stored yet"
 
 # %% [markdown]
 # **The test text.** The paper's PTB numbers come from the authors' loader, which keeps sentences of 10 to 80
@@ -217,13 +256,14 @@ matched_train = {run: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds)
 assert (widths["lstm"], widths["rm-tm-g"], widths["rmr-notm-g"]) == (128, 66, 65), widths
 assert 0.24 < (66 / 128) ** 2 < 0.28  # "about a quarter of the control's LSTM weights"
 assert max(matched_train["rm-tm-g"]) < 1.1 * max(matched_train["lstm"])
-assert min(matched_train["rmr-notm-g"]) > 1.4 * max(matched_train["lstm"]), matched_train
+ratio = statistics.fmean(matched_train["rmr-notm-g"]) / statistics.fmean(matched_train["lstm"])
+assert round(ratio, 1) == 1.6, (ratio, matched_train)  # "about 1.6 times the control's"
 assert all(by_pair["compare", run, "lstm"].verdict == "worse" for run in ("rm-tm-g", "rmr-notm-g"))
 
 # %% [markdown]
 # At 2.70M parameters RM keeps a 66-unit LSTM, about a quarter of the control's LSTM weights. It fits the
 # training text about as well as the control and generalises worse. RMR's two 65-unit layers cannot fit the
-# training text at all well (a last training perplexity over 1.4 times the control's). Both rows read *worse*:
+# training text at all well (a last training perplexity about 1.6 times the control's). Both rows read *worse*:
 # at this budget the memory's tables cost more than they give. This says nothing against the paper's claim,
 # which is made at equal width.
 #
@@ -233,7 +273,8 @@ assert all(by_pair["compare", run, "lstm"].verdict == "worse" for run in ("rm-tm
 # when its key comes back (the **critical token**); with ten values, chance is 0.10. A memory of $n = 15$ words
 # holds the source while $\Delta \le 15$, its **reach**. The stored runs train each model three times at a small
 # size (an LSTM of 64 units, $n = 15$, Adam, 20,000 lines) and score it on the critical tokens of 1,000 test
-# lines.
+# lines. The RMR here is RMR(+tM-g), the variant chapter 06 compares across the book's families; the PTB claims
+# above use RMR(-tM-g), the paper's best RMR on English news.
 
 # %%
 recall = load_stored_recall({"LSTM": FAMILY_RUNS["LSTM"], "RM(+tM-g)": FAMILY_RUNS["RM(+tM-g), n = 15"],
@@ -315,17 +356,18 @@ for label, entry in recall.items():
 show_markdown("\n".join(table));
 
 # %% [markdown]
-# The LSTM does several points worse when the question comes in a line's first forty words, and at one position
-# its two rows are close. RM's rows part at every position from 20 on; the seed table shows that the gap is seed
-# 2's, whose LSTM does not carry the pair. RM also recalls less in a line's first twenty words, where its memory
-# is not yet full and, with the paper's slice $T[1:m]$, a row of $T$ does not yet mean a fixed distance back; the
-# counts there are small, and the cause is not tested.
+# The LSTM does several points worse when the question comes in a line's first forty words, and its two rows stay
+# within about 0.05 of each other at every position where both have counts. RM's rows part at every position from 20
+# on; the seed table shows that the gap is seed 2's, whose LSTM does not carry the pair. RM also recalls less in a
+# line's first twenty words, where its memory is not yet full and, with the paper's slice $T[1:m]$, a row of $T$
+# does not yet mean a fixed distance back; the counts there are small, and the cause is not tested.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 early = [matched_cell(recall["LSTM"], i, j)[0] for i, j in ((0, 0), (0, 1), (1, 1))]
 late = [matched_cell(recall["LSTM"], i, j)[0] for i, j in ((0, 2), (0, 3), (1, 2), (1, 3))]
 assert sum(late) / len(late) - sum(early) / len(early) > 0.03, (early, late)
-assert all(abs(matched_cell(recall["LSTM"], 0, j)[0] - matched_cell(recall["LSTM"], 1, j)[0]) < 0.1 for j in (1, 2, 3))
+assert all(abs(matched_cell(recall["LSTM"], 0, j)[0] - matched_cell(recall["LSTM"], 1, j)[0]) < 0.055
+           for j in (1, 2, 3)), "within about 0.05"
 assert all(matched_cell(rm_recall, 0, j)[0] - matched_cell(rm_recall, 1, j)[0] > 0.1 for j in (1, 2, 3))
 assert matched_cell(rm_recall, 0, 0)[0] < min(matched_cell(rm_recall, 0, j)[0] for j in (1, 2, 3)) - 0.1
 
@@ -349,7 +391,7 @@ short = {f"{name(run)}, 2 epochs": (json.loads((short_dir / run / "result.json")
 short_lstm = json.loads((short_dir / "lstm1" / "result.json").read_text())
 bigram = json.loads((results / "cpu-tran2016-ptb" / "baseline.json").read_text())  # all of PTB, sentence protocol
 show_markdown("\n".join(
-    ["| run | test perplexity | test predictions with a full memory |", "|---|---|---|"]
+    ["| run | test perplexity (mean ± sd) | test predictions with a full memory |", "|---|---|---|"]
     + [f"| {label} | {spread(full_runs[label].values('test_ppl'))} | "
        f"{full_attention[label][0]['positions']:,} of {full_runs[label].results[0]['test_tokens']:,} |"
        for label in full_runs]
@@ -367,7 +409,7 @@ assert all(0.35 < att["positions"] / res["test_tokens"] < 0.45 for res, att in s
 # %% [markdown]
 # **Average attention per position (Figure 3).** Position $-1$ is the current word, $-15$ the oldest; the weight
 # axis is logarithmic, so weights far below uniform ($1/15$) stay readable. The 15-epoch lines are the mean of
-# three seeds, whose curves differ little (the table under the figure).
+# three seeds; the seeds overlap (the table under the figure).
 
 # %%
 curves = {f"{label} (3 seeds)": torch.tensor([a["average_by_position"] for a in seeds]).mean(0).tolist()
@@ -406,7 +448,7 @@ assert max(rm_short[:7]) < 0.2 * uniform and max(a[-1] for a in rm_full) < rm_sh
 #
 # RMR does not reproduce the paper's reading that RMR concentrates *more* on the current word than RM. Ours
 # spreads its weight almost uniformly, with about twice the uniform share (0.13 to 0.15) on the current word, less
-# than RM's. Being –tM, as in the paper's figure, its keys carry no position, so it can prefer a slot only through
+# than RM's. Being -tM, as in the paper's figure, its keys carry no position, so it can prefer a slot only through
 # the word in it.
 #
 # **Attention of 100 sampled words (Figure 4).** Each column one randomly drawn test prediction, each row a
@@ -480,9 +522,11 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 #
 # ## 7. Sentence completion and frequent pairs
 #
-# **Sentence completion.** The paper's best RM answers 69.2% of the MSR Sentence Completion Challenge (its
-# Table 4) after training on 47M tokens of novels. A one-epoch LSTM of the book's width, trained on the first 1M
-# tokens of the book's Holmes novels with a 10,000-word vocabulary, shows why that is out of reach at this size:
+# **Sentence completion.** The paper's best model answers 69.2% of the MSR Sentence Completion Challenge (its
+# Table 4): three LSTM layers and a Memory Block at $d = 512$, dropout 0.3, trained on 47M tokens of novels. Its
+# own LSTM baseline, three layers at $d = 256$, answers 56.0%, the yardstick for an LSTM. A one-epoch LSTM of the
+# book's width, trained on the first 1M tokens of the book's Holmes novels with a 10,000-word vocabulary, shows
+# why both are out of reach at this size; beside it, word frequency alone (a unigram model of the same tokens):
 
 # %%
 notes = [json.loads(line) for line in (results / "holmes-notes.jsonl").read_text().splitlines()]
@@ -490,35 +534,47 @@ probe = next(r for r in notes if r["what"] == "train" and r["train_tokens"] == 9
 print(f"{probe['train_tokens']:,} training tokens, {probe['vocab']:,}-word vocabulary, one epoch")
 print(f"unknown words: {probe['oov']['candidate_oov_rate']:.0%} of the candidates; "
       f"{probe['oov']['any_candidate_oov']} of the 1,040 questions hold one")
-print(f"accuracy {probe['accuracy']:.1%} (chance 20%; {probe['ties']} questions tied); "
+print(f"LSTM accuracy {probe['accuracy']:.1%} (chance 20%; {probe['ties']} questions tied); "
       f"{probe['accuracy_with_unk_penalty']:.1%} with the unknown word penalised")
+unigram_row = next(line for line in (results / "holmes-notes.md").read_text().splitlines()
+                   if line.startswith("| `UnigramLM` (training-word frequencies only) | first 1M tokens, K = 10,000 |"))
+unigram, unigram_penalised = re.findall(r"\| (\d+\.\d)%", unigram_row)[:2]  # from the notes' baseline table
+print(f"unigram accuracy {unigram}%; {unigram_penalised}% with the unknown word penalised")
 
 # %% [markdown]
-# A quarter of the candidates are unknown words, most questions hold one, and the model answers at chance, a
-# third of the questions tied. Penalising the unknown word lifts it only to about what word frequency alone gives
-# (`results/holmes-notes.md`). The scorer stays in `mlm.completion`, with its tests, for a larger run.
+# A quarter of the candidates are unknown words, most questions hold one, and the LSTM answers at chance
+# (19.2%), a third of the questions tied, against the paper's LSTM's 56.0%. Penalising the unknown word lifts it
+# to 25.5%, no better than word frequency alone with the same penalty (25.1%; `results/holmes-notes.md`). The
+# scorer stays in `mlm.completion`, with its tests, for a larger run.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert 0.23 < probe["oov"]["candidate_oov_rate"] < 0.27 and probe["oov"]["any_candidate_oov"] > 520
 assert abs(probe["accuracy"] - 0.2) < 0.013 and 1040 / 4 < probe["ties"] < 1040 / 2.5
+assert f"{probe['accuracy']:.1%}" == "19.2%" and f"{probe['accuracy_with_unk_penalty']:.1%}" == "25.5%"
+assert (unigram, unigram_penalised) == ("18.6", "25.1"), unigram_row
+assert abs(probe["accuracy_with_unk_penalty"] - float(unigram_penalised) / 100) < 0.013  # "no better": within 1 se
 
 # %% [markdown]
 # **Frequent pairs (Table 3).** The paper takes the (attended word, predicted word) pairs whose attention lies
 # more than six positions back, groups them by distance, and averages how often each pair occurs together in the
-# training text. Its means, 24 to 87, show no trend with distance, which it reads as the memory doing more than
-# recall frequent pairs. Ours, per distance: the number of predictions and their pairs' mean count.
+# training text. Its means (the first row, from its German RM(+tM-g)), 24 to 87, show no trend with distance,
+# which it reads as the memory doing more than recall frequent pairs. Ours: each cell holds the pairs' mean count
+# in the training text, then in brackets the number of predictions at that distance.
 
 # %%
 pair_rows = {f"RM(+tM-g), 15 epochs, seed {seed}": a["pair_frequency_by_distance"]
              for seed, a in zip(own["rm-tm-g"].seeds, full_attention["RM(+tM-g), 15 epochs"])}
 pair_rows["RM(+tM-g), 2 epochs"] = short["RM(+tM-g), 2 epochs"][1]["pair_frequency_by_distance"]
 distances = list(range(7, 16))
-show_markdown("\n".join(["| run | " + " | ".join(f"{d} back" for d in distances) + " |", "|---" * 10 + "|"]
+TRAN_TABLE3 = [54, 63, 42, 67, 87, 47, 67, 44, 24]  # the paper's Table 3: mean frequency at 7 to 15 back (German)
+show_markdown("\n".join(["| run | " + " | ".join(f"{d} back" for d in distances) + " |", "|---" * 10 + "|",
+                         "| the paper, German RM(+tM-g) | " + " | ".join(str(m) for m in TRAN_TABLE3) + " |"]
                         + [f"| {label} | " + " | ".join(f"{p[str(d)][0]:.1f} ({p[str(d)][1]})" if str(d) in p else "–"
                                                          for d in distances) + " |"
                            for label, p in pair_rows.items()]));
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
+assert (min(TRAN_TABLE3), max(TRAN_TABLE3)) == (24, 87)
 two_epochs = pair_rows["RM(+tM-g), 2 epochs"]
 assert [two_epochs[str(d)][1] for d in distances] == [57, 80, 57, 44, 29, 37, 19, 18, 5], two_epochs
 fifteen = [p for label, p in pair_rows.items() if "15 epochs" in label]

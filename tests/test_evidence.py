@@ -10,7 +10,7 @@ import pytest
 
 from mlm.claims import FEW_SEEDS, HOLDS, INCONCLUSIVE, NOT_RUN, SMALLER_GAIN, WORSE, PaperClaim
 from mlm.evidence import (BASELINE_DATA, BASELINE_FILE, MachinePair, choose, group_baseline, machine_pairs,
-                          machine_shift, paper_evidence, shift_bound, stored_claims)
+                          machine_shift, machine_term, paper_evidence, shift_bound, stored_claims)
 from mlm.stored import load_settings, load_stored_recall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +86,13 @@ def test_the_machine_shift_is_measured_from_reruns(tmp_path):
     with pytest.raises(ValueError, match="three pairs"):
         shift_bound([0.01])
     assert isinstance(pairs[0], MachinePair)
+    bound = shift_bound(shifts)
+    # the term weighs the bound by how unevenly the two sides hold each kind
+    assert machine_term(["Xeon"] * 3, ["Xeon"] * 5, tmp_path) == 0.0
+    assert machine_term(["EPYC"] * 3, ["Xeon"] * 3, tmp_path) == pytest.approx(bound)  # each side on its own kind
+    assert machine_term(["EPYC", "EPYC", "Xeon"], ["EPYC", "EPYC", "Xeon"], tmp_path) == 0.0  # the same shares
+    assert machine_term(["EPYC", "EPYC", "Xeon"], ["EPYC", "EPYC", "Xeon", "Xeon", "Xeon"], tmp_path) == \
+        pytest.approx((2 / 3 - 2 / 5) * bound)
 
 
 def test_a_tuned_side_reads_its_best_candidate_on_validation(tmp_path):

@@ -338,25 +338,31 @@ def _need_two_idle_cores():
 
 
 @pytest.mark.parametrize("case", list(CPU_RUNS))
-def test_a_seed_trains_the_same_weights_on_one_thread_and_two(case, monkeypatch):
+def test_a_seed_trains_the_same_weights_every_time_on_two_threads(case, monkeypatch):
+    """Two threads twice give the same weights bit for bit, and one thread close ones (within 1e-3 after an
+    epoch): on some processors the matrix library splits a product's sums between the threads, which changes the
+    last digits, and training magnifies them a little."""
     _need_two_idle_cores()
-    one = _weights(case, 1, monkeypatch)
-    for name, value in _weights(case, 2, monkeypatch).items():
-        assert torch.equal(value, one[name]), name
+    two = _weights(case, 2, monkeypatch)
+    again, one = _weights(case, 2, monkeypatch), _weights(case, 1, monkeypatch)
+    for name, value in two.items():
+        assert torch.equal(value, again[name]), name
+        assert (value - one[name]).abs().max() < 1e-3, (name, (value - one[name]).abs().max())
     assert not torch.are_deterministic_algorithms_enabled()  # train() restores the setting after each epoch
 
 
 def test_without_deterministic_kernels_two_threads_train_other_weights(monkeypatch):
     """Why train() asks for them: the smoothing regularizer's row lookups sum their gradients in an order that
-    races between the threads (so the test above can fail). A race can come out in one thread's order by
-    chance, so three tries are allowed."""
+    races between the threads (so the test above can fail). A race can come out in the same order by chance, so
+    four runs are allowed to find two that differ."""
     _need_two_idle_cores()
-    one = _weights("smooth-kn", 1, monkeypatch)
+    default = lambda device: contextlib.nullcontext()  # noqa: E731
+    first = _weights("smooth-kn", 2, monkeypatch, kernels=default)
     for _ in range(3):
-        two = _weights("smooth-kn", 2, monkeypatch, kernels=lambda device: contextlib.nullcontext())
-        if any(not torch.equal(value, one[name]) for name, value in two.items()):
+        two = _weights("smooth-kn", 2, monkeypatch, kernels=default)
+        if any(not torch.equal(value, first[name]) for name, value in two.items()):
             return
-    pytest.fail("three two-thread runs with the default kernels matched one thread's weights")
+    pytest.fail("four two-thread runs with the default kernels trained the same weights")
 
 
 def test_deterministic_on_cpu_restores_the_setting():

@@ -2,7 +2,8 @@
 
 Salton et al.'s Attentive LM attends over every earlier output of the sentence
 (:func:`attention_stats`, :func:`probe_sentence`); Daniluk et al.'s heads over a window of
-the last L outputs (:func:`window_attention_profile`, the paper's Figure 3b).
+the last L outputs (:func:`window_attention_profile`, the paper's Figure 3b; :func:`window_weights`, its
+Figure 3a article by article).
 """
 
 from __future__ import annotations
@@ -107,3 +108,27 @@ def window_attention_profile(model, batches: Batches, device=None) -> dict:
     window = profile.numel()
     beyond_5 = float(profile[: max(window - 5, 0)].sum())
     return {"weight_by_slot": profile.tolist(), "positions": count, "mass_beyond_5": beyond_5}
+
+
+@torch.no_grad()
+def window_weights(model, batches: Batches, device=None) -> list[dict]:
+    """The weights of a window head on every document of ``batches``, as evaluation computes them (the LSTM
+    state and the window carried from segment to segment, reset where a document starts; Daniluk et al.'s
+    Figure 3a). One dict per document, in the evaluation's order: its ``inputs`` and ``targets`` (token ids,
+    the padding after its end left out) and ``alpha``, a ``(steps, L)`` tensor whose row t holds the weights
+    with which ``targets[t]`` is predicted, slot j (oldest first) reading the output of input t - L + j."""
+    documents, current = [], {}
+    for batch, _, out in evaluation_pass(model, batches, device):
+        if out.attention is None:
+            raise ValueError("window_weights() needs a model with a window head (model.head = 'window')")
+        for row in range(batch.inputs.size(0)):
+            if batch.reset[row]:  # this row starts a new document here
+                current[row] = {"inputs": [], "targets": [], "alpha": []}
+                documents.append(current[row])
+            if row not in current:
+                raise ValueError("the first batch must start a document in every row (reset), as evaluation's do")
+            real = batch.mask[row]  # (T,): the padding after a document's end is not scored
+            current[row]["inputs"] += batch.inputs[row, real].tolist()
+            current[row]["targets"] += batch.targets[row, real].tolist()
+            current[row]["alpha"].append(out.attention[row, real.to(out.attention.device)].double().cpu())
+    return [{**d, "alpha": torch.cat(d["alpha"])} for d in documents if d["inputs"]]

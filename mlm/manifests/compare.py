@@ -160,6 +160,9 @@ CLAIMS = [
                       f"head's 2.70M); {_SENTENCES}")
       for claim, name, preset in [("Key, value and predict parts beat", "kvp-L5", "kvp-L5"),
                                   ("The 4-gram RNN, with no attention at all, beats", "ngram4", "ngram4")]),
+    _claim("The 4-gram RNN, with no attention, does as well as key-value-predict (Daniluk et al. 2017, Fig. 2: 75.9 "
+           "against 75.8)", "ngram4", "kvp-L5", f"{_DANILUK}-ngram4", f"{_DANILUK}-kvp-L5", chapter="03",
+           question=f"{MATCHED}; both 279 wide; {_SENTENCES}"),
     _claim("A window of one output does as well as five (Daniluk et al. 2017, Fig. 2a: 76.1 against 75.8)",
            "kvp-L1", "kvp-L5", f"{_DANILUK}-kvp-L1", f"{_DANILUK}-kvp-L5", chapter="03",
            question=f"the paper's contrast (the window L retrained, nothing else changed) under the book's recipe "

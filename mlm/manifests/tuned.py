@@ -1,4 +1,4 @@
-"""Fair trials of the papers' own protocols: both sides of a claim tuned on equal terms (chapters 02, 03, 05).
+"""Fair trials of the papers' own recipes: both sides of a claim tuned on equal terms (chapters 02, 03, 05).
 
     python -m mlm reproduce tuned --list
     python -m mlm reproduce tuned --device cuda --jobs 8     # on a GPU: each run takes 2-8 minutes there
@@ -15,7 +15,8 @@ every run of a claim on one kind of machine:
 * **Daniluk et al.** on WikiText-2: the cpu manifest's recipe with early stopping after 6 bad epochs instead of
   3 (two of its LSTM seeds stopped at epoch 6 while the third went on to epoch 18).
 * **Salton et al.** at 2 x 200 on PTB: the control's learning rate from {0.5, 1, 2}, the head's from the
-  full rate and a tenth of it (:data:`SALTON_GRIDS`).
+  full rate and a tenth of it (:data:`SALTON_GRIDS`); and the merge layer of Eq. 7 with the memory switched
+  off, which tells whether the gain is attention's or the extra layer's.
 """
 
 from __future__ import annotations
@@ -66,8 +67,12 @@ SALTON = "tuned-salton2017-ptb"
 _salton = [f"model.embed_size={SALTON_WIDTH}", f"model.hidden_size={SALTON_WIDTH}", f"train.epochs={SALTON_EPOCHS}"]
 SALTON_POINTS = {"lstm": ("salton2017-ptb-lstm", []), "lstm-lr0.5": ("salton2017-ptb-lstm", ["train.lr=0.5"]),
                  "lstm-lr2.0": ("salton2017-ptb-lstm", ["train.lr=2.0"]), "single": ("salton2017-ptb-single", []),
-                 "single-headlr0.1": ("salton2017-ptb-single", ["train.head_lr_scale=0.1"])}
+                 "single-headlr0.1": ("salton2017-ptb-single", ["train.head_lr_scale=0.1"]),
+                 # the merge layer without the memory (the context fixed to zero): is it attention that helps?
+                 "merge-only-headlr0.1": ("salton2017-ptb-single", ["train.head_lr_scale=0.1",
+                                                                    "model.attention_disabled=true"])}
 SALTON_GRIDS = {"lstm": ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "single": ("single", "single-headlr0.1")}
+SALTON_FIXED = ("single-headlr0.1", "merge-only-headlr0.1")  # the ablation: three seeds each, whatever the grid
 
 # hours on one CPU thread and training tokens (the cpu manifest's estimates for the same models)
 HOURS = {KONG: (5.7, 55.8e6), DANILUK: (1.6, 27.3e6), SALTON: (3.4, 21.6e6)}
@@ -77,7 +82,7 @@ def manifest(results: Path = RESULTS) -> list:
     """Every run given the stored runs in ``results``: seed 0 of each grid point, then seeds 1 and 2 of the
     point each grid chooses on validation (:func:`mlm.manifests.grid_seeds`); Daniluk's three seeds each."""
     kong_seeds = grid_seeds(KONG, KONG_GRIDS, results, SEEDS)
-    salton_seeds = grid_seeds(SALTON, SALTON_GRIDS, results, SEEDS)
+    salton_seeds = grid_seeds(SALTON, SALTON_GRIDS, results, SEEDS) | {name: SEEDS for name in SALTON_FIXED}
     specs = [r for model, points in KONG_POINTS.items() for name, overrides in points.items()
              for r in runs(KONG, name, f"kong2019-ptb-512-{model}", overrides=overrides, seeds=kong_seeds[name],
                            epochs=KONG_EPOCHS)]
@@ -92,7 +97,7 @@ RUNS = manifest()
 
 _KONG_TUNING = ("both sides: lambda from 0, 1e-4/35, 1e-3/35, 1e-4; control: dropout from 0, 0.1, 0.2; model: gamma "
                 "from 0.1, 0.2, 0.3 (twelve points a side, seed 0, then the choice's three seeds)")
-_OWN = "the paper's protocol and control, at a reduced width"
+_OWN = "the paper's recipe and control, at a reduced width"
 CLAIMS = [
     *(PaperClaim(f"{label} beats the vanilla tied LSTM (Kong et al. 2019, Table 2)", KONG, KONG_GRIDS[model],
                  KONG_GRIDS["vanilla-tied"], f"kong2019-ptb-512-{model}", "kong2019-ptb-512-vanilla-tied",
@@ -100,6 +105,10 @@ CLAIMS = [
       for model, label in (("dn-kn", "Data noising with Kneser-Ney noise (Xie et al.)"),
                            ("vs-kn", "Variational smoothing with Kneser-Ney noise"),
                            ("vs-elementwise", "Element-wise variational smoothing"))),
+    PaperClaim("Variational smoothing does at least as well as data noising with the same Kneser-Ney noise (Kong et al. "
+               "2019, Table 2)", KONG, KONG_GRIDS["vs-kn"], KONG_GRIDS["dn-kn"], "kong2019-ptb-512-vs-kn",
+               "kong2019-ptb-512-dn-kn", chapter="05", question=f"{_OWN} (2 x 200), both sides tuned on validation",
+               tuning="both sides: lambda from 0, 1e-4/35, 1e-3/35, 1e-4 and gamma from 0.1, 0.2, 0.3"),
     *(PaperClaim(f"{label} beats the LSTM (Daniluk et al. 2017, Figure 2)", DANILUK, name, "lstm",
                  f"daniluk2017-wt2-{name}", "daniluk2017-wt2-lstm", chapter="03",
                  question=f"{_OWN} (a third of the widths, WikiText-2), early stopping after {DANILUK_PATIENCE} "
@@ -113,4 +122,9 @@ CLAIMS = [
                question=f"{_OWN} (2 x 200, at most {SALTON_EPOCHS} epochs); the paper's pair is against Zaremba's "
                         "medium LSTM",
                tuning="control: lr chosen on validation from 0.5, 1, 2; model: the head's lr from 1x, 0.1x"),
+    PaperClaim("The gain is attention's, not the merge layer's: the single score beats the same network with its "
+               "context fixed to zero (the book's ablation of Salton et al. 2017's Eq. 7)", SALTON, "single-headlr0.1",
+               "merge-only-headlr0.1", "salton2017-ptb-single", "zaremba2014-medium", chapter="02",
+               question=f"the book's: {_OWN} (2 x 200), the merge layer kept and the memory switched off",
+               tuning="neither side tuned: both the head at a tenth of the learning rate"),
 ]

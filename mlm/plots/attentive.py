@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 from mlm.plots.common import _plain_log_axis
 
 __all__ = ["attention_heatmap", "attentive_head_diagram", "first_updates_curves", "reduced_run_curves", "protocol_curves",
-           "attention_spread"]
+           "attention_spread", "own_protocol_figure", "salton_claims_figure", "matched_recipe_panels"]
 
 
 def _log2_against_uniform(weights, hidden):
@@ -21,17 +21,17 @@ def _log2_against_uniform(weights, hidden):
 
 def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bool = False,
                       xlabel: str = "memory: earlier inputs", vmax: float | None = 1.0, relative: bool = False,
-                      per_row: bool = False):
+                      per_row: bool = False, span: float = 2.0):
     """Attention of a sequence: rows are predicted words, columns the inputs attended to.
 
     Salton et al.'s Figures 2-3 and Daniluk et al.'s Figure 3a (the memory holds earlier inputs
     only); Tran et al.'s Figure 4 with ``include_current`` (the current input is in memory, on the
     diagonal). ``vmax=None`` scales the colours to the largest weight. ``relative=True`` shows each
     weight against uniform attention over its row's reachable slots, as log2(weight x #slots) on a
-    diverging scale from -2 to 2 (white: uniform; red: up to 4 times more; blue: 4 times less), so
-    structure is visible however many slots a row has. ``per_row=True`` instead divides each row by
-    its largest weight (colour 1 = the row's largest weight) and writes that weight and the uniform
-    weight 1/k (k reachable slots) beside the row label.
+    diverging scale from ``-span`` to ``span`` (white: uniform; with the default 2, red up to 4 times more and
+    blue 4 times less), so structure is visible however many slots a row has. ``per_row=True`` instead divides
+    each row by its largest weight (colour 1 = the row's largest weight) and writes that weight and the
+    uniform weight 1/k (k reachable slots) beside the row label.
     """
     import numpy as np
 
@@ -48,7 +48,7 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
         _, ax = plt.subplots(figsize=(0.45 * len(probe["inputs"]) + 2, 0.4 * len(probe["targets"]) + 1.5))
     future = np.triu(np.ones_like(weights), k=1 if include_current else 0) > 0
     if relative:  # white means uniform here, so what the memory cannot reach is grey, not blank
-        image = ax.imshow(_log2_against_uniform(weights, future), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto")
+        image = ax.imshow(_log2_against_uniform(weights, future), cmap="RdBu_r", vmin=-span, vmax=span, aspect="auto")
         ax.set_facecolor("0.85")
         xlabel = f"{xlabel} (grey: not in memory)"
     else:
@@ -63,8 +63,11 @@ def attention_heatmap(probe: dict, title: str = "", ax=None, include_current: bo
     ax.set_ylabel("word being predicted")
     ax.set_title(title, fontsize=10)
     bar = plt.colorbar(image, ax=ax, fraction=0.03)
-    if relative:
-        bar.set_label("log2(weight / uniform)")
+    if relative:  # ticks at whole powers of 2, written as the factor they stand for
+        ticks = list(range(-int(span), int(span) + 1))
+        bar.set_ticks(ticks)
+        bar.set_ticklabels([f"{2 ** t:g}x" if t > 0 else f"1/{2 ** -t:g}" if t else "uniform" for t in ticks])
+        bar.set_label("weight / uniform weight (log scale)")
     return ax
 
 
@@ -222,3 +225,88 @@ def attention_spread(stats: dict, max_distance: int = 20):
         ax.legend(fontsize=9)
     fig.tight_layout()
     return axes
+
+
+def own_protocol_figure(results: str = "../results", ax=None):
+    """Chapter 02's verdict figure: Salton et al.'s claim under the paper's own protocol (the ``cpu`` manifest's
+    row, :func:`mlm.evidence.paper_evidence`), as the validation perplexity by epoch of every stored seed of the
+    LSTM and of the single score with its head at a tenth of the rate (:func:`protocol_curves`), titled with
+    the row's change of mean test perplexity and its 95% interval. Returns the axes and the claims row."""
+    from mlm.claims import interval_text
+    from mlm.evidence import paper_evidence
+    from mlm.reproduce import load_manifest
+    from mlm.stored import load_settings
+
+    ((claim, row),) = [(c, r) for _, c, r in paper_evidence("02", results, manifests=("cpu",))]
+    settings = load_settings([s for s in load_manifest("cpu") if s.group == claim.group], results)
+    model = settings[claim.model].results[0]["config"]["model"]
+    title = (f"The paper's recipe at {model['num_layers']} x {model['hidden_size']}: validation perplexity, one line "
+             f"per seed\ntest perplexity, single score against the LSTM: "
+             f"{interval_text(row.seeds[0], row.seeds[1], row.machine)}")
+    ax = protocol_curves({"LSTM": settings[claim.control], "single score, head at 0.1x": settings[claim.model]},
+                         ax=ax, title=title)
+    return ax, row
+
+
+def salton_claims_figure(entries: list[tuple], title: str = "", ax=None):
+    """Report r02's verdict figure: one line per comparison. ``entries`` holds ``(label, model, control, machine,
+    verdict, paper)``: the per-seed test perplexities of each side, the machine term (the interval is widened by
+    it, drawn thin), the rule's label (written at the right) and the paper's change (a hollow diamond, read for
+    its direction only where its pair is no controlled comparison; None: not drawn). Left of 0 the model is
+    better; the grey band is the +-1% margin."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, MultipleLocator
+
+    from mlm.claims import MARGIN, relative_change
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9.5, 0.55 * len(entries) + 1.9))
+    for y, (_, model, control, machine, verdict, paper) in enumerate(entries):
+        change, low, high = relative_change(model, control)
+        if machine:
+            ax.plot([100 * (low - machine), 100 * (high + machine)], [y, y], color="C0", lw=1)
+        ax.plot([100 * low, 100 * high], [y, y], color="C0", lw=4, solid_capstyle="butt")
+        ax.plot(100 * change, y, "o", color="C0", ms=6)
+        if paper is not None:
+            ax.plot(100 * paper, y, "D", mfc="none", mec="k", ms=7)
+        ax.text(1.01, y, verdict, transform=ax.get_yaxis_transform(), va="center", fontsize=9)
+    ax.axvspan(-100 * MARGIN, 100 * MARGIN, color="0.88", zorder=0)
+    ax.axvline(0, color="0.4", lw=1)
+    ax.set_yticks(range(len(entries)), [e[0] for e in entries], fontsize=9)
+    ax.set_ylim(len(entries) - 0.5, -0.5)
+    ax.xaxis.set_major_locator(MultipleLocator(2.5 if ax.get_xlim()[1] - ax.get_xlim()[0] < 25 else 5))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+g}" if v else "0"))
+    ax.set_xlabel("change of mean test perplexity against the LSTM (%)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    handles = [Line2D([], [], color="C0", lw=4, marker="o", label="ours: the change and its 95% interval"),
+               Line2D([], [], color="C0", lw=1, label="the interval widened for the machines"),
+               Patch(color="0.88", label=f"the ±{MARGIN:.0%} margin")]
+    if any(e[5] is not None for e in entries):
+        handles.append(Line2D([], [], ls="", marker="D", mfc="none", mec="k",
+                              label="the paper's pair (direction only: its LSTM ran another protocol)"))
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+    return ax
+
+
+def matched_recipe_panels(curves: dict[str, list[list[dict]]], title: str = "", ylim=(45, 800),
+                          ticks=(50, 100, 200, 400, 800)):
+    """Report r02's matched-recipe runs as small multiples (:func:`mlm.plots.common.seed_curves`: one panel per
+    setting, validation solid, training dashed, a dot at each seed's best validation), with a legend of the
+    seeds' colours. ``curves`` maps a panel's title to each seed's metrics. Returns the figure."""
+    from matplotlib.lines import Line2D
+
+    from mlm.plots.common import seed_curves
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(3.2 * len(curves) + 0.6, 3.8), sharey=True, squeeze=False)
+    seed_curves(curves, axes=axes[0], ylim=ylim, ticks=ticks)
+    seeds = max(len(s) for s in curves.values())
+    handles = [Line2D([], [], color=f"C{s}", lw=1.5, label=f"seed {s}") for s in range(seeds)]
+    handles += [Line2D([], [], color="0.3", lw=1.5, label="validation"),
+                Line2D([], [], color="0.3", lw=1, ls="--", label="training"),
+                Line2D([], [], color="0.3", ls="", marker="o", label="best validation")]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig

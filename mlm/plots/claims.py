@@ -70,7 +70,7 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     ax.axvline(0, color="0.4", lw=1)
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()
-    widened = "; thin: widened for two kinds of machine" if any(row.machine for row in rows) else ""
+    widened = "; thin: with the allowance for hardware differences" if any(row.machine for row in rows) else ""
     ax.set_xlabel(f"change of test perplexity against the control (%): ours, with its 95% interval{widened}; "
                   "◇ the paper")
     ax.set_title(title)
@@ -85,8 +85,10 @@ LABEL_COLORS = {"holds": "tab:green", "smaller gain": "yellowgreen", "no effect"
 def label_rates(changes, panels: dict, paper: float | None = None, titles: list[str] | None = None):
     """How often the rule gives each label against a true relative change: one panel per entry of ``panels``
     ({key: one {label: share} per change in ``changes``}), the shares stacked so that each column sums to 1.
-    ``paper`` marks the paper's change (and twice it, where the flag starts); the grey band is the margin.
+    ``paper`` marks the paper's change (and twice it, where the flag starts); the hatched band is the margin.
     Returns the figure."""
+    from matplotlib.patches import Patch
+
     from mlm.claims import LABELS, MARGIN
 
     x = [100 * c for c in changes]
@@ -98,14 +100,16 @@ def label_rates(changes, panels: dict, paper: float | None = None, titles: list[
         if paper is not None:
             for where, text in ((paper, "the paper"), (2 * paper, "twice the paper")):
                 ax.axvline(100 * where, color="k", ls="--", lw=1)
-                ax.text(100 * where + 0.2, 1.01, text, fontsize=8, va="bottom")
+                ax.text(100 * where + 0.2, 1.01, text, fontsize=9, va="bottom")
         ax.set_xlim(min(x), max(x))
         ax.set_ylim(0, 1)
         ax.set_xlabel("true change of the model's perplexity (%)")
         if titles:
-            ax.set_title(titles[i], fontsize=10, pad=14)
+            ax.set_title(titles[i], fontsize=10, pad=18)
     axes[0, 0].set_ylabel("share of trials given each label")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    handles.append(Patch(facecolor="none", edgecolor="k", hatch="//", lw=0, alpha=0.4))
+    labels.append(f"the ±{MARGIN:.0%} margin")
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig

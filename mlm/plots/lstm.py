@@ -1,10 +1,10 @@
-"""Figures of the LSTM chapters (00, 01): Zipf's law, the stacked LSTM unrolled."""
+"""Figures of the LSTM chapters (00, 01) and report r01: Zipf's law, the stacked LSTM unrolled, seeds by machine."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-__all__ = ["zipf", "stacked_lstm_diagram"]
+__all__ = ["zipf", "stacked_lstm_diagram", "seeds_by_machine"]
 
 
 def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
@@ -31,12 +31,12 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
         ("word", "$w_t$", "(B, K) word ids", False),
         ("embedding", "$E[w_t]$", "(B, K, d)", True),
-        ("lstm1", "LSTM layer 1", "(B, K, n)", True),
-        ("lstm2", "LSTM layer 2", "(B, K, n)", True),
+        ("lstm1", "LSTM layer 1", "(B, K, d)", True),
+        ("lstm2", "LSTM layer 2", "(B, K, d)", True),
         ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, K, |V|)", False),
     ]
-    fig, ax = plt.subplots(figsize=(10, 6.2))
-    xs = [1.6 + 2.4 * s for s in range(steps)]
+    fig, ax = plt.subplots(figsize=(10.5, 6.2))
+    xs = [1.6 + 2.8 * s for s in range(steps)]
     ys = [0.4 + 1.25 * r for r in range(len(rows))]
     width, height = 2.0, 0.6
     colors = {"word": "white", "embedding": "#dbe9f6", "lstm1": "#fde2c8", "lstm2": "#fde2c8", "softmax": "#dcefd9"}
@@ -94,3 +94,36 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     ax.set_xlim(xs[0] - width / 2 - 2.9, right + 1.6)
     ax.set_ylim(-0.75, ys[-1] + 1.15)
     ax.axis("off")
+
+
+def seeds_by_machine(settings: dict, key: str = "test_ppl", ax=None, ylabel: str = "test perplexity"):
+    """One column per stored setting (``{label: StoredSetting}``), one point per seed, marked by the kind of
+    machine that ran it (:meth:`mlm.stored.StoredSetting.machine_kinds`), with a bar at each setting's mean:
+    shows at a glance whether two arms overlap and whether a machine moves a setting's seeds together.
+    Settings with no stored seed keep their column, empty."""
+    from matplotlib.lines import Line2D
+
+    markers = ("o", "s", "^", "D", "v", "P")
+    kinds = list(dict.fromkeys(k for s in settings.values() for k in s.machine_kinds()))
+    style = {kind: (f"C{i}", markers[i % len(markers)]) for i, kind in enumerate(kinds)}
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.6 * len(settings) + 2.6, 3.6))
+    for x, setting in enumerate(settings.values()):
+        values, machines = setting.values(key), setting.machine_kinds()
+        for i, (value, kind) in enumerate(zip(values, machines)):
+            offset = 0.08 * (i - (len(values) - 1) / 2)  # spread the seeds sideways, in seed order
+            color, marker = style[kind]
+            ax.plot(x + offset, value, marker, color=color, ms=7, mfc="none" if kind == "unknown" else color, alpha=0.85)
+        if values:
+            mean = sum(values) / len(values)
+            ax.plot([x - 0.3, x + 0.3], [mean, mean], color="0.2", lw=1.5)
+    ax.set_xticks(range(len(settings)), [f"{label}\n({len(s.seeds)} seeds)" for label, s in settings.items()])
+    ax.set_xlim(-0.6, len(settings) - 0.4)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+    handles = [Line2D([], [], ls="none", marker=m, color=c, mfc="none" if k == "unknown" else c, ms=7, label=k)
+               for k, (c, m) in style.items()]
+    handles.append(Line2D([], [], color="0.2", lw=1.5, label="mean"))
+    ax.legend(handles=handles, title="machine", fontsize=9, title_fontsize=9, loc="center left",
+              bbox_to_anchor=(1.01, 0.5))
+    return ax

@@ -69,24 +69,24 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
 
 
 def memory_block_diagram(n: int = 15, d: int = 128):
-    """Chapter 04's architecture figure: RM and RMR at one time step t, every tensor with its shape
-    (B sentences of S steps; T is the temporal matrix) and the equation number of each step beside it."""
+    """Chapter 04's architecture figure: RM and RMR at one time step t, every tensor with its shape in the
+    chapter code's order (batch, time, ...) and the equation number of each step beside it."""
     fig, ax = plt.subplots(figsize=(11, 6.2))
-    ax.set_xlim(0, 12)
+    ax.set_xlim(-0.6, 12.4)
     ax.set_ylim(-0.5, 6.4)
     ax.axis("off")
     boxes = {  # name: (x, y, text, fill, the tensor it gives, which side that shape is written on)
-        "x": (1.4, 0, "$x_t$", "white", "(B, S) ids", "l"),
-        "E": (1.4, 1.2, "embedding $E$", "#dbe9f6", "(B, S, d)", "l"),
-        "lstm": (1.4, 2.4, "LSTM", "#fde2c8", "$h_t$: (B, S, d)", "l"),
-        "window": (7.6, 0, rf"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} inputs", "white", "(B, S, n) ids", "r"),
-        "M": (5.6, 1.2, "keys $M(x_i) + T$", "#e5dcf0", "(B, S, n, d); T: (n, d)", "l"),
-        "C": (9.6, 1.2, "values $C(x_i)$", "#e5dcf0", "(B, S, n, d)", "r"),
-        "p": (5.6, 2.4, r"$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(B, S, n)  Eq. 1-2", "r"),
-        "s": (9.6, 3.6, r"$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(B, S, d)  Eq. 3", "r"),
-        "g": (5.6, 3.6, "gate", "#dcefd9", "$h^m_t$: (B, S, d)  Eq. 4-7", "l"),
-        "top": (5.6, 4.8, "RMR only: a second LSTM", "#fde2c8", "(B, S, d)", "l"),
-        "out": (5.6, 6.0, "softmax", "#dcefd9", "(B, S, |V|)", "l"),
+        "x": (2.2, 0, "$x_t$", "white", "words: (batch, time)", "l"),
+        "E": (2.2, 1.2, "embedding", "#dbe9f6", "(batch, time, d)", "l"),
+        "lstm": (2.2, 2.4, "LSTM", "#fde2c8", "$h_t$: (batch, time, d)", "l"),
+        "window": (7.8, 0, rf"$x_{{t-{n - 1}}}, \dots, x_t$: the last {n} words", "white", "(batch, time, n)", "r"),
+        "M": (6.0, 1.2, "keys $M_i + T$", "#e5dcf0", "(batch, time, n, d)", "r"),
+        "C": (9.4, 1.2, "values $C_i$", "#e5dcf0", "(batch, time, n, d)", "r"),
+        "p": (6.0, 2.4, r"$p_t = \mathrm{softmax}((M_i + T)\,h_t)$", "#f2f2f2", "(batch, time, n)  Eq. 1-2", "r"),
+        "s": (9.4, 3.6, r"$s_t = C_i^{\mathsf{T}} p_t$", "#f2f2f2", "(batch, time, d)  Eq. 3", "r"),
+        "g": (6.0, 3.6, "gate", "#dcefd9", "$h^m_t$: (batch, time, d)  Eq. 4-7", "l"),
+        "top": (6.0, 4.8, "RMR only: a second LSTM", "#fde2c8", "(batch, time, d)", "l"),
+        "out": (6.0, 6.0, "softmax", "#dcefd9", "(batch, time, |V|)", "l"),
     }
     texts = {}
     for name, (x, y, text, fill, _, _) in boxes.items():
@@ -104,32 +104,58 @@ def memory_block_diagram(n: int = 15, d: int = 128):
         (x0, _), (x1, _) = to_data.transform(texts[name].get_bbox_patch().get_window_extent())
         ax.text(x1 + 0.12 if side == "r" else x0 - 0.12, y, shape, ha="left" if side == "r" else "right",
                 va="center", fontsize=9, family="monospace", color="0.3")
-    ax.text(11.9, 5.4, f"d = {d}, n = {n}: B sentences of S steps\nRM: the gate feeds the softmax\n"
-            "RMR: a second LSTM in between", ha="right", va="center", fontsize=9.5, color="0.25")
+    ax.text(12.3, 5.6, f"d = {d} units, n = {n} words in memory\nT: (n, d), a row per memory position\n"
+            "RM: the gate's output feeds the softmax\nRMR: a second LSTM in between", ha="right", va="center",
+            fontsize=9.5, color="0.25")
     ax.set_title("The Memory Block between the LSTM and the softmax, at every step t", fontsize=11)
     fig.tight_layout()
     return fig
 
 
-def memory_verdicts(rows, title: str = "", ax=None):
+def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: bool = False):
     """The decided claims rows of Tran et al.'s paper (``(manifest, claim, row)`` as
-    :func:`mlm.evidence.paper_evidence` gives them) as an interval plot (:func:`mlm.plots.interval_plot`),
-    each named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"), and by its comparison ("own
-    protocol", "matched recipe") where the rows come from more than one manifest. Rows still waiting for runs
-    are left out, so the figure shows whatever is stored."""
-    from mlm.claims import awaits_runs
+    :func:`mlm.evidence.paper_evidence` gives them) as interval plots (:func:`mlm.plots.interval_plot`), each
+    row named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"). ``panels`` maps a manifest to the
+    title of its own panel (default: one panel of all rows); the paper's diamond is drawn only in the
+    panels that ask the paper's question (not in ``compare``, the book's equal-parameter question, where the
+    paper's change answers another one). ``reader`` (a chapter): the label without the side an unequal trial
+    handicaps, and the widened part of an interval named without the report's vocabulary. Rows still waiting
+    for runs are left out, so the figure shows whatever is stored. Returns the figure."""
+    from dataclasses import replace
+
+    from mlm.claims import MARGIN, awaits_runs
     from mlm.plots.claims import interval_plot
-    from mlm.evidence import COMPARISONS
 
     decided = [(manifest, claim, row) for manifest, claim, row in rows if row.seeds and not awaits_runs(row)]
-    several = len({manifest for manifest, _, _ in decided}) > 1
-    labels = [(f"{COMPARISONS.get(manifest, manifest)}: " if several else "")
-              + " vs ".join(RUN_LABELS.get(run, run) for run in (row.model_run or claim.model,
+    panels = panels or {None: title}
+    groups = [[(m, c, r) for m, c, r in decided if key is None or m == key] for key in panels]
+    heights = [max(len(group), 1) for group in groups]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11.5, 0.45 * sum(heights) + 0.8 * len(panels) + 0.8),
+                             height_ratios=heights, sharex=True, squeeze=False, layout="constrained")
+    for ax, (key, panel_title), group in zip(axes[:, 0], panels.items(), groups):
+        shown = []
+        for manifest, claim, row in group:
+            if manifest == "compare":  # the book's question: the paper's change is no yardstick for it
+                row = replace(row, seeds=(*row.seeds[:2], None))
+            if reader:
+                row = replace(row, handicaps="")
+            shown.append(row)
+        labels = [" vs ".join(RUN_LABELS.get(run, run) for run in (row.model_run or claim.model,
                                                                   row.control_run or claim.control))
-              for manifest, claim, row in decided]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(11, 0.55 * len(decided) + 1.4), layout="constrained")
-    return interval_plot([row for _, _, row in decided], labels, ax=ax, title=title)
+                  for _, claim, row in group]
+        interval_plot(shown, labels, ax=ax, title=panel_title if key is not None else title)
+        ax.set_ylim(len(group) - 0.4, -0.6)  # rows half a step from the frame, in every panel alike
+        ax.set_xlabel("")
+    if title and panels and None not in panels:
+        fig.suptitle(title, fontsize=11)
+    widened = any(row.machine for _, _, row in decided)
+    thin = (" (thin: widened for a hardware shift, see the report)" if reader else
+            " (thin: widened for the shift between kinds of machine)") if widened else ""
+    diamond = "; ◇ the paper" if any(m != "compare" for m, _, _ in decided) else ""
+    axes[-1, 0].set_xlabel(f"change of test perplexity against the control (%); left of 0 the model is better\n"
+                           f"ours, with its 95% interval{thin}{diamond}\n"
+                           f"grey band: within ±{MARGIN:.0%}, no effect")
+    return fig
 
 
 def memory_seed_curves(settings: dict, title: str = "", label=None):

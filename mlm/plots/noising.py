@@ -7,8 +7,8 @@ import torch
 
 from mlm.plots.common import _plain_log_axis, _with_seeds, flow_diagram
 
-__all__ = ["overfitting_panels", "l2_weight_figure", "run_curves", "smoothing_diagram", "kong_labels", "kong_verdict_figure",
-           "kong_protocol_panels", "diagnostic_curves"]
+__all__ = ["overfitting_panels", "l2_weight_figure", "run_curves", "smoothing_diagram", "marked", "aligned_rows",
+           "kong_labels", "kong_verdict_figure", "kong_protocol_panels", "diagnostic_curves"]
 
 
 def overfitting_panels(seeds: list[list[dict]], title: str = "", zoom: tuple[float, float] | None = None):
@@ -106,7 +106,7 @@ def smoothing_diagram():
     """Variational smoothing in training, box by box, with the shape each step gives (Eq. 2/4, 5, 6)."""
     return flow_diagram([
         ("tokens x", "(batch, time)"),
-        (r"per sequence and word type: keep $e_w$, or take $e_v$," "\n" r"$v \sim \pi$, with probability $\gamma_w$",
+        (r"per sequence and word type: keep $e_i$, or with" "\n" r"probability $\gamma_i$ take $e_v$, $v \sim \pi$",
          "(batch, time, d)"),
         ("times the embedding dropout mask (Eq. 6)", "(batch, time, d)"),
         ("LSTM", "(batch, time, d)"),
@@ -116,18 +116,47 @@ def smoothing_diagram():
         notes={1: "Eq. 2/4; element-wise: one draw per element", 4: "Eq. 5, coupled to the input (section 4.2)"})
 
 
-_KONG_NAMES = {"dn-kn": "data noising (KN)", "vs-kn": "VS-KN", "vs-elementwise": "element-wise VS"}  # by prefix
+def marked(itos: list[str], words, replaced) -> list[str]:
+    """Each of the ids ``words`` as its word, written "[word→new]" where the ids ``replaced`` (same length)
+    differ from it: a noised or smoothed sequence beside the one it came from."""
+    return [itos[w] if w == v else f"[{itos[w]}→{itos[v]}]" for w, v in zip(list(map(int, words)), list(map(int, replaced)))]
+
+
+def aligned_rows(rows: dict[str, list[str]], per_line: int = 8) -> str:
+    """Rows of cells (``rows`` maps a row's name to its cells, all as long) as text columns, ``per_line``
+    columns a block, each column as wide as its widest cell, so that the cells of one position stand together."""
+    names = list(rows)
+    length = len(rows[names[0]])
+    pad = max(map(len, names)) + 2
+    blocks = []
+    for start in range(0, length, per_line):
+        columns = range(start, min(start + per_line, length))
+        width = [max(len(rows[n][j]) for n in names) for j in columns]
+        blocks.append("\n".join(f"{n:<{pad}}" + " ".join(f"{rows[n][j]:<{w}}" for j, w in zip(columns, width)).rstrip()
+                                for n in names))
+    return "\n\n".join(blocks)
+
+
+_KONG_NAMES = {"dn-kn": "data noising (KN)", "vs-kn": "VS-KN", "vs-elementwise": "element-wise VS",
+               "vanilla-tied": "tied LSTM", "tied": "tied LSTM"}  # by prefix
+
+
+def _kong_name(run: str) -> str:
+    return next((v for k, v in _KONG_NAMES.items() if run.startswith(k)), run)
 
 
 def kong_labels(rows) -> list[str]:
     """A label per ``(manifest, claim, row)`` of Kong et al.'s claims: the comparison, the L2 weight of its
-    group where it has one, and the model, e.g. "own protocol, λ = 1e-4: VS-KN"."""
+    group where it has one, the model, and the control where it is not the tied LSTM, e.g. "the paper's
+    recipe, λ = 1e-4: VS-KN" or "the paper's recipe, λ = 1e-4: VS-KN vs data noising (KN)"."""
     out = []
     for manifest, claim, row in rows:
         model = row.model_run or (claim.model if isinstance(claim.model, str) else claim.model[0])
-        name = next((v for k, v in _KONG_NAMES.items() if model.startswith(k)), model)
+        control = row.control_run or (claim.control if isinstance(claim.control, str) else claim.control[0])
+        name = _kong_name(model) + ("" if _kong_name(control) == "tied LSTM" else f" vs {_kong_name(control)}")
         if manifest == "cpu":
-            out.append(f"own protocol, {'λ = 0 both sides' if claim.group.endswith('lambda0') else 'λ = 1e-4'}: {name}")
+            lam = "λ = 0 both sides" if claim.group.endswith("lambda0") else "λ = 1e-4"
+            out.append(f"the paper's recipe, {lam}: {name}")
         else:
             out.append(f"{'matched recipe' if manifest == 'compare' else manifest}: {name}")
     return out

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 
 from mlm.plots.common import _head_box
 
-__all__ = ["window_head_diagram", "ngram_head_diagram", "window_heatmap", "where_attention_goes",
+__all__ = ["window_head_diagram", "ngram_head_diagram", "window_heatmap", "window_profile", "verdict_intervals",
            "own_protocol_curves", "attention_by_position"]
 
 
@@ -116,65 +116,88 @@ def ngram_head_diagram(n: int = 4, ax=None):
     return ax
 
 
-def window_heatmap(alpha, inputs: list[str], targets: list[str], title: str = "", ax=None):
+# Tokens whose glyphs a rotated tick label cannot tell apart, spelt out in the figures.
+_SPELT = {",": "(comma)", ".": "(full stop)"}
+
+
+def _tick(word: str) -> str:
+    return _SPELT.get(word, word)
+
+
+def window_heatmap(alpha, inputs: list[str], targets: list[str], start: int = 0, stop: int | None = None,
+                   title: str = "", ax=None):
     """Attention over a sliding window along one article (Daniluk et al.'s Figure 3a), against uniform.
 
-    ``alpha`` is (steps, L): row t holds the weights with which the word ``targets[t]`` is predicted, slot j
-    (oldest first) reading the output computed at input t - L + j. Each cell sits in the column of the input
-    it reads and shows log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred on
-    uniform (white); cells outside the window, and rows with no slot yet, are masked (grey)."""
+    ``alpha`` is the article's (steps, L) weights: row t holds the weights with which the word
+    ``targets[t]`` is predicted, slot j (oldest first) reading the output computed at input t - L + j.
+    Rows ``start`` to ``stop - 1`` are drawn, each cell in the column of the input it reads (from
+    ``start - L`` on), as log2(weight x n), n the slots row t has (min(t, L)), on a diverging scale centred
+    on uniform (white); cells outside a row's window are grey. Commas and full stops are spelt out in
+    the tick labels. Returns the axes."""
     import numpy as np
 
     alpha = np.asarray(alpha, dtype=float)
-    steps, window = alpha.shape
-    weights = np.zeros((steps, steps))
-    for t in range(steps):
+    stop = len(alpha) if stop is None else min(stop, len(alpha))
+    window = alpha.shape[1]
+    first = max(start - window, 0)  # the first input a drawn row reads
+    rows, columns = range(start, stop), range(first, stop - 1)
+    weights = np.full((len(rows), len(columns)), np.nan)
+    for r, t in enumerate(rows):
         for j in range(window):
-            if 0 <= t - window + j:
-                weights[t, t - window + j] = alpha[t, j]
-    t, i = np.indices(weights.shape)
-    outside = (i >= t) | (i < t - window)  # the future, the current input, and what has left the window
-    slots = np.minimum(np.arange(steps), window)[:, None].clip(min=1)
+            if t - window + j >= first:  # slot j reads input t - L + j
+                weights[r, t - window + j - first] = alpha[t, j]
+    slots = np.minimum(np.asarray(rows), window).clip(min=1)[:, None]
     ratio = np.log2(np.clip(weights * slots, 1e-6, None))
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.22 * steps + 2.6, 0.22 * steps + 1.6))
+        _, ax = plt.subplots(figsize=(0.2 * len(columns) + 2.8, 0.2 * len(rows) + 2.2))
     ax.set_facecolor("0.85")
-    image = ax.imshow(np.ma.masked_where(outside, ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="equal",
+    image = ax.imshow(np.ma.masked_invalid(ratio), cmap="RdBu_r", vmin=-2, vmax=2, aspect="equal",
                       interpolation="nearest")
-    ax.set_xticks(range(steps), inputs, rotation=90, fontsize=8)
-    ax.set_yticks(range(steps), targets, fontsize=8)
-    ax.set_xlabel("input whose output is read (grey: outside the window)")
-    ax.set_ylabel("word being predicted")
+    ax.set_xticks(range(len(columns)), [_tick(inputs[i]) for i in columns], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(rows)), [_tick(targets[t]) for t in rows], fontsize=8)
+    ax.set_xlabel("input whose output is read (grey: outside the row's window)", fontsize=9)
+    ax.set_ylabel("word being predicted", fontsize=9)
     ax.set_title(title, fontsize=10)
-    bar = plt.colorbar(image, ax=ax, fraction=0.035, ticks=[-2, -1, 0, 1, 2])
+    bar = plt.colorbar(image, ax=ax, fraction=0.03, pad=0.02, ticks=[-2, -1, 0, 1, 2])
     bar.ax.set_yticklabels(["1/4", "1/2", "1 (uniform)", "2", "4"], fontsize=8)
     bar.set_label("weight / uniform weight of the row", fontsize=9)
     return ax
 
 
-def where_attention_goes(alpha, inputs: list[str], targets: list[str], by_position, title: str = ""):
-    """The look inside a trained window head, in two panels: the weights along the first ``len(inputs)``
-    steps of one article (:func:`window_heatmap`), and the mean weight of each window position over many
-    steps (``by_position``, oldest slot first; Daniluk et al.'s Figure 3b) against uniform. Returns the figure."""
-    from matplotlib.ticker import MaxNLocator
+def window_profile(profiles: dict, title: str = "", ax=None):
+    """The mean attention weight of each window position (oldest slot first; Daniluk et al.'s Figure 3b),
+    one line per entry of ``profiles`` ({label: L weights}), against uniform (1/L), on a linear axis from 0
+    to twice uniform so that a head leaning on its last slots would show. Returns the axes."""
+    from matplotlib.ticker import MultipleLocator
 
-    window = len(by_position)
-    fig, (heat_ax, mean_ax) = plt.subplots(1, 2, figsize=(11, 5.6), gridspec_kw={"width_ratios": [1.6, 1]})
-    window_heatmap(alpha, inputs, targets, title="one article, word by word", ax=heat_ax)
+    window = len(next(iter(profiles.values())))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
     positions = list(range(-window, 0))
-    mean_ax.plot(positions, [float(w) for w in by_position], "-o", ms=4, color="C0", label="mean weight")
-    mean_ax.axhline(1 / window, color="k", lw=1, ls="--", label=f"uniform, 1/{window}")
-    mean_ax.set_ylim(0, 2.5 / window)
-    mean_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    mean_ax.set_xlabel("position in the window (-1: previous output)")
-    mean_ax.set_ylabel("mean attention weight")
-    mean_ax.set_title("every test step, by position", fontsize=10)
-    mean_ax.grid(alpha=0.3)
-    mean_ax.legend(fontsize=9, loc="upper left")
-    if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout(w_pad=4)
-    return fig
+    for i, (label, weights) in enumerate(profiles.items()):
+        ax.plot(positions, [float(w) for w in weights], "-o", ms=4, color=f"C{i}", label=label)
+    ax.axhline(1 / window, color="k", lw=1, ls="--", label=f"uniform, 1/{window}")
+    ax.set_ylim(0, 2 / window)
+    ax.set_xlim(-window - 0.5, -0.5)
+    ax.xaxis.set_major_locator(MultipleLocator(1 if window <= 16 else 2))
+    ax.set_xlabel("position in the window (-1: the previous output)")
+    ax.set_ylabel("mean attention weight")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9, loc="lower left")
+    return ax
+
+
+def verdict_intervals(rows, labels: list[str], title: str = "", ax=None):
+    """A chapter's verdict figure: :func:`mlm.plots.interval_plot` of the claims ``rows``, its axis label
+    saying what the thin extension is in a reader's words (the report examines it). Returns the axes."""
+    from mlm.plots.claims import interval_plot
+
+    ax = interval_plot(rows, labels, ax=ax, title=title)
+    thin = "; thin: allowance for hardware differences (see the report)" if any(r.machine for r in rows) else ""
+    ax.set_xlabel(f"change of test perplexity against the control (%): ours, with its 95% interval{thin}; "
+                  "◇ the paper", fontsize=9)
+    return ax
 
 
 def own_protocol_curves(panels: dict[str, list[list[dict]]], bigram: float, title: str = ""):
@@ -188,8 +211,11 @@ def own_protocol_curves(panels: dict[str, list[list[dict]]], bigram: float, titl
 
     fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 0.6, 3.9), sharey=True, squeeze=False)
     seed_curves(panels, axes=axes[0], ylim=(50, 450), ticks=(60, 100, 150, 200, 300, 400))
-    for ax in axes[0]:
+    for ax, seeds in zip(axes[0], panels.values()):
         ax.axhline(bigram, color="k", ls=":", lw=1.5)
+        last = max(h["epoch"] for history in seeds for h in history)
+        step = 1 if last <= 8 else 5  # whole epochs, the first one always ticked
+        ax.set_xticks([1, *range(step if step > 1 else 2, last + 1, step)])
     seeds = max(len(s) for s in panels.values())
     fig.legend([*(Line2D([], [], color=f"C{i}") for i in range(seeds)),
                 Line2D([], [], color="0.4", ls="--"), Line2D([], [], color="0.4", marker="o", ls=""),
