@@ -380,3 +380,13 @@ def test_the_child_can_start_no_process_and_holds_little_memory():
     assert 0 < found["memory"] < 8 * 2 ** 30, found
     if os.geteuid() == 0:  # the child left root, even where the grader's Python lives under /root
         assert found["uid"] == 65534 and found["thread"] == "refused", found
+
+
+def test_the_child_keeps_the_graders_python_where_no_other_is_readable(monkeypatch):
+    # Where no Python of the same version outside /root exists, the child is started with the grader's own (and,
+    # run as root, stays root: the report's not_shut says so and what to do).
+    from exercises import remote
+
+    monkeypatch.setattr(remote, "_PYTHON", [])
+    monkeypatch.setattr(remote, "_readable_python", lambda path, version: False)
+    assert remote.child_python() == sys.executable
