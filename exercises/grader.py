@@ -42,7 +42,7 @@ from pathlib import Path
 from exercises.checks import ex00, ex01, ex02, ex03, ex04, ex05, ex06
 from exercises.checks.common import Check, CheckFailed
 from exercises.remote import ChildStopped, RemoteError, RemoteModule, Session
-from exercises.rules import StaticCheck, parse, violations
+from exercises.rules import StaticCheck, parse, violations, without_main_guards
 
 EXERCISES_DIR = Path(__file__).resolve().parent
 ROOT = EXERCISES_DIR.parent
@@ -179,7 +179,7 @@ def grade_file(assignment_id: str, path: Path, timeout: float = DEFAULT_TIMEOUT,
     if report.rule_breaks:
         report.results = [Result(c, "fail", "not graded: the file breaks a rule") for c in assignment.checks]
         return report
-    session, module, load_failure = Session(source, verbose), None, ""
+    session, module, load_failure = Session(without_main_guards(source, tree), verbose), None, ""
     failed: set[str] = set()
     described = {c.name: c.description for c in assignment.checks}  # a hint names a check as the student sees it
     end = time.monotonic() + budget

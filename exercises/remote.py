@@ -134,6 +134,8 @@ class Session:
         self.deadline, self.limit, self.stopped = None, 0.0, ""
         self.ids = itertools.count(1)
         self.released: list[int] = []  # calls whose graphs no output here needs any more
+        self.calling = ""  # the submission's function being called now
+        self.hung: set[str] = set()  # functions that ran out of time once: later checks fail them at once
 
     # -- the child's life ------------------------------------------------------------------------------------
 
@@ -201,6 +203,8 @@ class Session:
         left = self.deadline - time.monotonic()
         ready = select.select([], [fd], [], max(left, 0))[1] if write else select.select([fd], [], [], max(left, 0))[0]
         if not ready:
+            if self.calling:
+                self.hung.add(self.calling)
             self.stop(f"time limit of {self.limit:g} s reached")
 
     def send(self, message: dict) -> None:
@@ -260,6 +264,17 @@ class Session:
         self.exchange({"op": "set", "id": next(self.ids), "name": name, "value": encoded}, {})
 
     def call(self, name: str, args: tuple, kwargs: dict, in_place: bool = False):
+        """Run the submission's function ``name`` in the child. A function that ran out of time in an earlier
+        check fails at once, so that one that hangs costs its own checks and not the other functions' time."""
+        if name in self.hung:
+            raise ChildStopped(f"{name} ran out of time in an earlier check, so it is not run again")
+        self.calling = name
+        try:
+            return self._call(name, args, kwargs, in_place)
+        finally:
+            self.calling = ""
+
+    def _call(self, name: str, args: tuple, kwargs: dict, in_place: bool = False):
         if self.stopped:
             raise ChildStopped(self.stopped)
         slots, modules, callbacks = [], [], {}

@@ -51,11 +51,25 @@ def parse(source: str) -> ast.Module:
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
-    """``if __name__ == "__main__":`` at the top level of the file."""
+    """Exactly ``if __name__ == "__main__":`` at the top level of the file, with no ``else``: the block the
+    rules skip and the grader never runs (:func:`without_main_guards`). Any other test (``!=``, ``or``,
+    another name) or an ``else`` makes it graded code like the rest."""
     test = getattr(node, "test", None)
-    return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__" and len(test.comparators) == 1
+    return (isinstance(node, ast.If) and not node.orelse and isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__")
+
+
+def without_main_guards(source: str, tree: ast.Module) -> str:
+    """``source`` with its ``__main__`` blocks blanked (line numbers kept): the grader runs exactly the code the
+    rules read, so a file that sets ``__name__`` itself cannot run its main block while graded."""
+    lines = source.splitlines(keepends=True)
+    for node in tree.body:
+        if _is_main_guard(node):
+            for i in range(node.lineno - 1, node.end_lineno):
+                lines[i] = "\n"
+    return "".join(lines)
 
 
 def graded_nodes(tree: ast.Module):

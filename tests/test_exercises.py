@@ -212,6 +212,9 @@ def test_exiting_or_hanging_in_a_function_costs_only_its_checks(tmp_path, exit_c
         assert not report.problem and "raised SystemExit" in by_name(report)["perplexity_matches_reference"].hint
     else:
         assert "stopped the grader" in by_name(report)["perplexity_matches_reference"].hint and report.problem
+    if "while True" in exit_call:  # it hangs once; its later checks fail at once instead of waiting again
+        later = [r.hint for r in report.results if r.check.name.startswith("perplexity") and r.status == "fail"][1:]
+        assert later and all("not run again" in h for h in later), later
 
 
 def test_the_child_cannot_import_the_book(tmp_path):
@@ -414,10 +417,10 @@ def test_a_file_that_hangs_everywhere_stops_at_its_budget(tmp_path):
     path = tmp_path / "hangs.py"
     path.write_text(textwrap.dedent(source))
     start = time.monotonic()
-    report = grade_file("00", path, timeout=4, budget=12)
-    assert time.monotonic() - start < 12 + 60  # the budget, and one child's start
+    report = grade_file("00", path, timeout=4, budget=6)
+    assert time.monotonic() - start < 6 + 60  # the budget, and one child's start
     hints = [r.hint for r in report.results]
-    assert any("used up the 12 s allowed" in h for h in hints), hints
+    assert any("used up the 6 s allowed" in h for h in hints), hints
     assert report.points == 0
 
 

@@ -390,3 +390,38 @@ def test_the_child_keeps_the_graders_python_where_no_other_is_readable(monkeypat
     monkeypatch.setattr(remote, "_PYTHON", [])
     monkeypatch.setattr(remote, "_readable_python", lambda path, version: False)
     assert remote.child_python() == sys.executable
+
+
+FAKE_GUARDS = {  # banned code (cross_entropy) behind something that looks like a main guard
+    "not equal": 'if __name__ != "__main__":\n    {defn}\n',
+    "else branch": 'if __name__ == "__main__":\n    pass\nelse:\n    {defn}\n',
+    "either name": 'if __name__ == "__main__" or True:\n    {defn}\n',
+}
+CHEAT = ("def masked_perplexity(logits, targets, mask):\n"
+         "        nll = torch.nn.functional.cross_entropy(logits[mask], targets[mask])\n"
+         "        return float(torch.exp(nll))")
+
+
+@pytest.mark.parametrize("guard", list(FAKE_GUARDS))
+def test_a_fake_main_guard_is_graded_code(tmp_path, guard):
+    """Only an exact ``if __name__ == "__main__":`` without ``else`` is skipped by the rules (a lecturer's
+    cheat: ``!=`` or an ``else`` hid banned calls and scored full marks)."""
+    path = tmp_path / "fake.py"
+    path.write_text(TEMPLATE + "\n\n" + FAKE_GUARDS[guard].format(defn=CHEAT))
+    report = grade_file("00", path)
+    assert report.rule_breaks and report.points == 0, (report.rule_breaks, report.points)
+
+
+def test_a_main_block_never_runs_while_graded(tmp_path):
+    """A file that names itself ``__main__`` still cannot run its main block: the grader blanks it."""
+    path = tmp_path / "named.py"
+    path.write_text(TEMPLATE + "\n\n__name__ = '__main__'\n\nif __name__ == '__main__':\n    " + CHEAT + "\n")
+    report = grade_file("00", path)
+    assert not any(r.status == "pass" and r.check.name.startswith("perplexity_matches") for r in report.results)
+    assert report.points <= grade_file_template_points(tmp_path)
+
+
+def grade_file_template_points(tmp_path) -> int:
+    path = tmp_path / "template.py"
+    path.write_text(TEMPLATE)
+    return grade_file("00", path).points

@@ -196,6 +196,10 @@ def perplexity_uniform(module):
         expect(close(got, float(vocab), rel=1e-5),
                f"when every token gets the same score, a model is as unsure as a uniform choice "
                f"among {vocab} tokens; check the normalisation over the vocabulary (last) dimension")
+        sure = torch.full_like(logits, -30.0).scatter(-1, targets[..., None], 30.0)  # every target all but certain
+        expect(close(_perplexity(module, sure, targets, mask), 1.0, rel=1e-5),
+               "a model that puts all its probability on every target has perplexity 1: your function must "
+               "read the logits and the targets, not only the vocabulary's size")
 
 
 @check("masked_perplexity stays finite and exact with huge logits (1e4 scale)", points=2)
