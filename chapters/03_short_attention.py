@@ -293,8 +293,9 @@ plt.show()
 
 # %% [markdown]
 # Before training, every slot gets its share to within 0.1%: with all weights drawn from a small range the
-# scores barely differ. After training the profile tilts towards the recent outputs, but gently, from 7%
-# below uniform at the oldest slot to 5% above near the newest, far from the paper's lean on the last five.
+# scores barely differ. After training the profile tilts towards the recent outputs, but gently: the oldest
+# slots sit a few percent below uniform and those two to seven steps back a few percent above, while the
+# previous output gets about its share: far from the paper's lean on the last five.
 # That is no evidence against the paper: five passes over 60,000 tokens have moved the head only a little
 # from where it started, while the paper's Figure 3b comes from a model trained to convergence on 22.5M
 # words. The report looks at heads trained on more text, and at windows retrained shorter and longer.
@@ -303,8 +304,9 @@ plt.show()
 # The paragraph above describes these numbers; the assertions keep it true when the chapter is re-executed.
 trained, start = (L * by_position[name] for name in ("after training", "at initialisation"))
 assert (start - 1).abs().max() < 0.001, start  # "to within 0.1%"
-assert round(100 * (1 - float(trained[0]))) == 7 and float(trained[0]) == float(trained.min()), trained  # "7% below"
-assert round(100 * (float(trained.max()) - 1)) == 5 and int(trained.argmax()) >= L - 5, trained  # "5% above"
+assert 0.02 < 1 - float(trained[:3].min()) < 0.15, trained  # the oldest slots "a few percent below uniform"
+assert 0.02 < float(trained[L - 7:L - 1].max()) - 1 < 0.15 and L - 7 <= int(trained.argmax()) < L - 1, trained  # "two to seven"
+assert abs(float(trained[-1]) - 1) < 0.05, trained  # "the previous output gets about its share"
 assert trained[:5].mean() < trained[-5:].mean(), trained  # "tilts towards the recent outputs"
 assert len(articles) == 60 and sum(len(a["alpha"]) - L for a in articles) == 60 * (100 - L), len(articles)
 
@@ -337,7 +339,7 @@ print("read most:  " + ", ".join(f"{w} {math.exp(s):.1f}x" for s, w in salience[
 print("read least: " + ", ".join(f"{w} {math.exp(s):.1f}x" for s, w in salience[::-1][:5]))
 
 # %% [markdown]
-# What the head has learned is a taste for content more than for recency: the outputs computed at full
+# What the head has learned is a taste for particular words more than for recency: the outputs computed at full
 # stops and at the words `an` and `a` get about two to three times their share wherever they sit in the
 # window, for their whole time in it, while those at `<eos>`, the end-of-line token, get a fraction of it.
 # Before training no word stood out, so this taste was learned; it is a fixed preference for some words
@@ -360,12 +362,14 @@ assert all(abs(math.exp(sum(before[w]) / len(before[w])) - 1) < 0.01 for w in ra
 # ## Our verdict
 #
 # With every model at about 2.7M parameters, trained the same way (Tran et al.'s SGD schedule, chapter 04) on
-# Penn Treebank, key-value-predict attention with $L = 5$, the paper's best window, lowers the LSTM's test
-# perplexity by 2.3%, in every seed, but by only about a fifth of the paper's 11%: *smaller gain*. As in the
-# paper, the 4-gram RNN, which attends to nothing, does about as well (2.0% below the LSTM, 0.3% above
-# key-value-predict), and a window of 1 or 15 outputs instead of 5 moves key-value-predict by under 1%, but
-# three seeds a side do not pin these differences closely enough for any label but *inconclusive*. The runs,
-# the paper's own protocol and what still waits are in [the report](../reports/r03_daniluk.ipynb).
+# Penn Treebank (not the quick WikiText-2 run above), key-value-predict attention with $L = 5$, the paper's best window, lowers the LSTM's test
+# perplexity by 2.3%, in every seed, but by only about a fifth of the paper's 11%: *smaller gain*.
+#
+# As in the paper, the 4-gram RNN, which attends to nothing, does about as well (2.0% below the LSTM, 0.3% above
+# key-value-predict), and a window of 1 or 15 outputs instead of 5 moves key-value-predict by under 1%; with
+# three seeds a side and the allowance for hardware differences, each of these intervals reaches inside (or
+# past) the ±1% band, so they read *inconclusive* ([the report](../reports/r03_daniluk.ipynb) has the runs,
+# the paper's own recipe and what still waits).
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The verdict above reads these rows; the assertions fail when a stored run changes them.

@@ -147,8 +147,8 @@ for label, entry in stored.items():
 # %% [markdown]
 # **What the recall task shows.**
 #
-# * **Salton's combined score solves the task, and the single score cannot.** The combined score (Eq. 10)
-#   recalls nearly every value at every distance, with most of its weight on the source. The single score
+# * **Salton's combined score solves the task, and the single score cannot.** The combined score (chapter 02,
+#   Eq. 10) recalls nearly every value at every distance, with most of its weight on the source. The single score
 #   (Eq. 9) rates each slot without the query, so it cannot tell which key the question asks for: it puts 2.6 to
 #   5 times the uniform weight on the source but almost never the largest, and its seeds recall anywhere from
 #   chance to 0.7.
@@ -265,7 +265,8 @@ assert len(control) == 5 and round(sum(control) / 5) == 118 and round(bigram, 1)
 #
 # Each row sets a family against its control under this recipe, decided by the book's rule
 # ([report r00](../reports/r00_deciding_a_claim.ipynb)): the bar is the 95% interval of the change in test
-# perplexity, the thin extension its widening where the two sides ran on different mixes of machines, the
+# perplexity, the thin extension its widening where the two sides ran on different mixes of machines (a run's
+# result shifts slightly with the hardware it ran on; report r00 measures by how much), the
 # diamond the paper's own change, the grey band the ±1% margin. A side named in parentheses after a label marks
 # an unequal trial: the Attentive rows tuned only the head's learning rate, and smoothing faces a control with
 # no regularizer, so both handicap the control.
@@ -275,11 +276,11 @@ rows = decided_rows("compare", results_dir)  # claim -> its row, for every claim
 interval_plot(list(rows.values()), [compare.ROW_LABELS[text] for text in rows],
               title="Each family against its control, one recipe")
 plt.show()
-print(f"{'row':<40} change (95% interval, widened where the figure's is)  label")
+print(f"{'row':<40} {'change':>7}  {'95% interval':<18}{'widened':<18}label")
 for text, row in rows.items():
     change, low, high = relative_change(*row.seeds[:2])
-    print(f"{compare.ROW_LABELS[text]:<40} {change:+.1%} ({low - row.machine:+.1%} to {high + row.machine:+.1%})"
-          f"  {row.label_text}")
+    print(f"{compare.ROW_LABELS[text]:<40} {change:>+7.1%}  {f'{low:+.1%} to {high:+.1%}':<18}"
+          f"{f'{low - row.machine:+.1%} to {high + row.machine:+.1%}':<18}{row.label_text}")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.claims import HOLDS, INCONCLUSIVE, SMALLER_GAIN, WORSE
@@ -297,6 +298,7 @@ assert all(label[p] == HOLDS and -0.035 < change[p] < -0.025 and verdict[p].seed
 assert {p for p, row in verdict.items() if row.handicaps} == {*attentive, ("vs-kn-tied", "tied")}
 assert all(row.handicaps in ("", "the control") for row in verdict.values())
 assert label[("rm-tm-g", "lstm")] == label[("rmr-notm-g", "lstm")] == WORSE
+assert [f"{100 * change[(m, 'lstm')]:+.1f}" for m in ("rm-tm-g", "rmr-notm-g")] == ["+4.4", "+16.3"]  # Tran's bullet
 assert label[("kvp-L5", "lstm")] == SMALLER_GAIN and round(-100 * verdict[("kvp-L5", "lstm")].seeds[2]) == 11
 assert all(-0.025 < change[p] < -0.015 for p in daniluk)  # "about 2%"
 ngram = verdict[("ngram4", "lstm")]
@@ -316,11 +318,11 @@ assert compare.WIDTHS["kvp-L5"] == compare.WIDTHS["ngram4"] == 279 and compare.W
 # * **Salton et al.'s attention, its head at a tenth of the learning rate, gains about 3%, and both scores
 #   *hold*.** These rows have no diamond: the paper set its model beside another paper's LSTM, a pair whose
 #   change has no size to compare with ours.
-# * **Tran et al.'s memory blocks are *worse*.** The budget leaves RM and RMR an LSTM about half as wide as the
-#   control's.
+# * **Tran et al.'s memory blocks are *worse*** (+4.4% and +16.3%). The budget leaves RM and RMR an LSTM about
+#   half as wide as the control's.
 # * **Daniluk et al.'s key-value-predict gains about 2%, a *smaller gain* than the paper's 11%.** The 4-gram RNN
-#   gains about as much, clear of the margin on the seeds alone but *inconclusive* once the interval is widened
-#   for the machines; whether it does as well as key-value-predict, the paper's headline, is *inconclusive* too.
+#   gains about as much, clear of the margin on the seeds alone but *inconclusive* once the allowance for
+#   hardware differences is added; whether it does as well as key-value-predict, the paper's headline, is *inconclusive* too.
 #   Both run 279 units wide against the control's 128, so the head may not be the cause. The other window heads,
 #   and windows of 1 or 15 outputs against 5, are *inconclusive*.
 #

@@ -182,15 +182,16 @@ def spread(values: Sequence[float], digits: int = 1) -> str:
 
 
 def interval_text(model: Sequence[float], control: Sequence[float] | float, machine: float = 0.0) -> str:
-    """``-2.3% (95% interval -3.1% to -1.5%)``, the interval widened by ``machine`` where it is not 0 (and
-    said); the change alone where a side has one run."""
+    """``-2.3% (95% interval -3.1% to -1.5%)``, and where ``machine`` is not 0 the interval widened by it as
+    well, named the allowance for hardware differences; the change alone where a side has one run."""
     n = len(model) if isinstance(control, (int, float)) else min(len(model), len(control))
     if n < 2:
         base = control if isinstance(control, (int, float)) else statistics.fmean(control)
         return f"{statistics.fmean(model) / base - 1:+.1%}"
     change, low, high = relative_change(model, control)
-    widened = f", widened by ±{machine:.1%} for the machines" if machine else ""
-    return f"{change:+.1%} ({LEVEL:.0%} interval {low - machine:+.1%} to {high + machine:+.1%}{widened})"
+    widened = (f"; with the allowance for hardware differences, ±{machine:.1%}: {low - machine:+.1%} to "
+               f"{high + machine:+.1%}") if machine else ""
+    return f"{change:+.1%} ({LEVEL:.0%} interval {low:+.1%} to {high:+.1%}{widened})"
 
 
 @dataclass

@@ -13,7 +13,9 @@ import statistics
 from pathlib import Path
 from typing import Sequence
 
-from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, show_markdown
+from typing import Callable
+
+from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown
 from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims
 from mlm.stored import StoredSetting, load_settings, machine_label
 
@@ -44,6 +46,42 @@ def show_verdicts(chapter: str, results: str | Path = "../results", waiting: boo
             row.evidence + (f" **{row.reason}**" if row.reason else ""))) + f" | **{row.label_text}** |")
     show_markdown("\n".join(lines))
     return rows
+
+
+def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callable[[str], str] = str,
+                     questions: dict[str, str] | None = None,
+                     paper: Callable[[str, PaperClaim, Claim], str] | None = None) -> str:
+    """The claims as a compact Markdown table: comparison | claim: model vs control | the paper's change | ours
+    [95% interval] | seeds | label, with each row's question, tuning, reason and interval widening as numbered
+    notes under it, written once however many rows share them. ``name`` turns a run's name into words,
+    ``questions`` a manifest into the comparison's name (default :data:`mlm.evidence.COMPARISONS`), and ``paper``
+    gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise)."""
+    questions = questions or COMPARISONS
+    notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [95% interval] | seeds | label |",
+                        "|---|---|---|---|---|---|"]
+
+    def marks(*texts: str) -> str:
+        numbers = [str(notes.setdefault(t, len(notes) + 1)) for t in texts if t]
+        return f"<sup>{', '.join(numbers)}</sup>" if numbers else ""
+
+    for manifest, claim, row in rows:
+        claim_marks = marks(row.question, row.tuning, row.reason)  # numbered first, so the notes read in order
+        if paper is not None:
+            paper_cell = paper(manifest, claim, row)
+        else:
+            paper_cell = f"{row.seeds[2]:+.1%}" if row.seeds and row.seeds[2] is not None else "–"
+        if awaits_runs(row) or not row.seeds:
+            ours, seeds = row.verdict, "–"
+        else:
+            change, low, high = relative_change(*row.seeds[:2])
+            widened = marks(f"interval widened by ±{row.machine:.1%}: the two sides ran on different kinds of "
+                            "machine in different shares") if row.machine else ""
+            ours = f"{change:+.1%} [{low - row.machine:+.1%}, {high + row.machine:+.1%}]{widened}"
+            seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
+        model, control = (name(_side(claim, row, side)) for side in (True, False))
+        lines.append(f"| {questions.get(manifest, manifest)} | {model} vs {control} {claim_marks} | {paper_cell} | "
+                     f"{ours} | {seeds} | *{row.label_text}* |")
+    return "\n".join(lines) + "\n\n" + "\n".join(f"{i}. {markdown_cell(text)}" for text, i in notes.items())
 
 
 def verdict_figure(rows: Sequence[tuple[str, PaperClaim, Claim]], title: str = "", names: dict[str, str] | None = None):

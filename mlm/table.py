@@ -240,7 +240,9 @@ HEADLINES = (
     Headline("Xie et al. 2017; Kong et al. 2019", "data noising and variational smoothing beat the tied LSTM",
              "chapters/05_noising_smoothing.ipynb", "reports/r05_kong_xie.ipynb",
              (("cpu", "cpu-kong2019-ptb", "vs-kn", "vanilla-tied", "variational smoothing at the paper's lambda, 2 x 200"),
-              ("cpu", "cpu-kong2019-ptb", "dn-kn", "vanilla-tied", "data noising at the paper's lambda, 2 x 200"))),
+              ("cpu", "cpu-kong2019-ptb", "dn-kn", "vanilla-tied", "data noising at the paper's lambda, 2 x 200"),
+              ("cpu", "cpu-kong2019-ptb-lambda0", "vs-kn", "vanilla-tied",
+               "variational smoothing with lambda 0 on both sides, a trial designed after a diagnostic run"))),
 )
 
 

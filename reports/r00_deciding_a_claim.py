@@ -24,7 +24,7 @@
 #
 # **Part A** lists every claim with its label, then shows the parts of the rule one at a time (the
 # interval, the labels, why three seeds, the machine term, tuning, the count-baseline floor), each on stored runs
-# or on synthetic seeds. **[Part B](#Part-B.-The-matched-recipe,-run-by-run)** audits chapter 06's matched
+# or on synthetic seeds. **Part B**, after it, audits chapter 06's matched
 # recipe run by run: perplexities, speed, how much of the sentence each model uses, where the runs ran, and
 # what is not run yet.
 #
@@ -64,8 +64,8 @@ from mlm.stored import load_settings, machine_label
 #
 # A *manifest* is the list of runs that one command, `python -m mlm reproduce NAME`, trains (each with its
 # seeds and settings), together with the claims those runs test. Each manifest asks its own question: the
-# paper's protocol at its size or a reduced width (*own protocol*), every family under one recipe at one
-# parameter count (*matched recipe*, chapter 06), or the paper's protocol again with both sides tuned on equal
+# paper's optimiser, schedule and data at its size or a reduced width (*the paper's recipe*), every family
+# under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with both sides tuned on equal
 # terms (*both sides tuned*). The labels per manifest:
 
 # %%
@@ -183,17 +183,17 @@ assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 #
 # ## 3. The margin, the five labels and the flag
 #
-# The interval $[lo, hi]$ (widened by the machine term $s$, section 5) is read against the margin $m = 1\%$, a
-# change too small to matter for these models, and the paper's change $p$:
+# The interval $[lo, hi]$ (widened by the machine term $w$, section 5) is read against the margin $m = 1\%$, a
+# change too small to matter for these models, and the paper's change $c$:
 #
 # | label | the interval | in words |
 # |---|---|---|
-# | *holds* | $hi < -m$, and $lo \le p$ (or no size reported) | a gain that clears the margin, as large as reported |
-# | *smaller gain* | $hi < -m$ and $lo > p$ | a gain that clears the margin, smaller than reported |
+# | *holds* | $hi < -m$, and $lo \le c$ (or no size reported) | a gain that clears the margin, as large as reported |
+# | *smaller gain* | $hi < -m$ and $lo > c$ | a gain that clears the margin, smaller than reported |
 # | *no effect* | $-m < lo$ and $hi < m$ | the whole interval inside the margin |
 # | *worse* | $lo > m$ | a loss that clears the margin |
 # | *inconclusive* | anything else | the seeds cannot tell these apart |
-# | flag: *larger than reported: check the control* | $hi < 2p$ | a gain far beyond the paper's |
+# | flag: *larger than reported: check the control* | $hi < 2c$ | a gain far beyond the paper's |
 #
 # The labels are symmetric around zero: *worse* must clear the margin exactly as *no effect* must sit inside
 # it, so a vaguer interval never earns a stronger label. A gain more than twice the paper's is flagged, since it
@@ -285,8 +285,8 @@ assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_
 # four), and a real 5% gain then often fails to clear the margin. Three seeds a side call that gain reliably,
 # which is what most claims need. Saying *no effect* is harder: the whole interval must fit inside ±1%, and at
 # this spread that takes about eight seeds a side when both sides ran on one kind of machine. With a machine term
-# $s$ the interval must fit inside $\pm(1\% - s)$, which takes more seeds, and no number of seeds suffices once
-# $s$ reaches the margin. The book's controls under the matched recipe have five.
+# $w$ the interval must fit inside $\pm(1\% - w)$, which takes more seeds, and no number of seeds suffices once
+# $w$ reaches the margin. The book's controls under the matched recipe have five.
 #
 # ## 5. The machine term
 #
@@ -325,11 +325,11 @@ assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(
 # $|\bar\delta| + t \cdot s_\delta / \sqrt{n}$ over $n \ge 3$ measured pairs (`mlm.evidence.shift_bound`); with
 # fewer pairs, by a stand-in as wide as the widest measured bound and at least the largest shift of one run seen
 # between any two machines (`mlm.evidence.machine_shift`). A machine's bias reaches the change of the means only
-# as far as the two sides hold that machine in different shares. With $p_k$ the share of a side's seeds on kind
+# as far as the two sides hold that machine in different shares. With $q_k$ the share of a side's seeds on kind
 # $k$ and $B_k$ the bound between $k$ and the commonest kind, the **machine term** of a claim
 # (`mlm.evidence.machine_term`) is
 #
-# $$ s = \sum_k \big|p_k^{\text{model}} - p_k^{\text{control}}\big| \, B_k, $$
+# $$ w = \sum_k \big|q_k^{\text{model}} - q_k^{\text{control}}\big| \, B_k, $$
 #
 # 0 where both sides ran on the same mix and the whole bound where each side ran on its own kind. Every widened
 # claim, with the kinds of machine its two sides' seeds ran on (*unknown*: a run that recorded neither its
@@ -370,11 +370,13 @@ assert shift_bound([-0.011, -0.009, -0.012]) > term and round(t_quantile(0.975, 
 # No two kinds of machine have three measured pairs yet, so every bound is the stand-in, the largest one-run
 # shift measured (about 1.2%). Three pairs alone would not narrow it: three shifts like the ones measured give a
 # larger bound, since $t$ with two degrees of freedom is 4.3; it narrows with more pairs, or with pairs that agree
-# more closely.
+# more closely. The stand-in is also conservative: the control's means per kind of machine (printed above)
+# differ far less than one rerun moved, because most of a single run's shift is its own trajectory diverging,
+# which the spread of the seeds already counts.
 #
 # Most matched-recipe families ran a third of their seeds on the processor that ran three fifths of the
 # control's, so their term is about a quarter of the bound ($|1/3 - 3/5| \approx 0.27$ of it); no partly widened
-# row gets more than 0.72%. Two rows of the own protocol ran each side on its own kind and get the whole bound.
+# row gets more than 0.72%. Two rows of the paper's recipe ran each side on its own kind and get the whole bound.
 # That bound exceeds the margin, so these two rows can never read *no effect*, however many seeds they get: their
 # widened interval cannot fit inside ±1%. Precision and device are part of the machine's kind.
 #
@@ -391,7 +393,7 @@ salton = load_settings([s for s in compare.RUNS if s.base.startswith("attentive-
 chosen, how = choose(salton, ("attentive-single", "attentive-single-headlr0.1"))
 print(how)
 handicapped = Counter(r.handicaps for _, _, r in every if r.handicaps)
-print("claims whose trial handicaps a side:", dict(handicapped))
+print("Claims whose trial handicaps a side: " + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 assert chosen.run == "attentive-single-headlr0.1", how
@@ -434,17 +436,21 @@ show_markdown("\n".join(lines));
 floors = {}
 for path in sorted(Path(results_dir).glob("*/baseline.json")):
     floors[path.parent.name] = json.loads(path.read_text())["bigram_test"]
-for manifest, claim, row in every:
-    if row.reason:
-        print(f"{COMPARISONS[manifest]}, {claim.text[:60]}...: {row.reason}")
-print("bigram test perplexity per group:", ", ".join(f"{g} {v:.1f}" for g, v in floors.items()))
+floored = [(manifest, claim, row) for manifest, claim, row in every if row.reason]
+reasons = sorted({row.reason for _, _, row in floored})
+show_markdown("\n".join(["| comparison | claim | label |", "|---|---|---|"]
+                        + [f"| {COMPARISONS[m]} | {markdown_cell(c.text)} | *{r.verdict}*<sup>1</sup> |"
+                           for m, c, r in floored])
+              + "\n\n" + "\n".join(f"1. {markdown_cell(reason)}" for reason in reasons))
+show_markdown("| group | bigram test perplexity |\n|---|---|\n"
+              + "\n".join(f"| {g} | {v:.1f} |" for g, v in floors.items()));
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-floored = [(c, r) for _, c, r in every if r.reason]
-assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-daniluk2017-wt2" for c, r in floored)
+assert len(reasons) == 1, reasons  # one note serves every row
+assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-daniluk2017-wt2" for _, c, r in floored)
 
 # %% [markdown]
-# Only the paper's own protocol for Daniluk et al. hits the floor: its LSTM, at a tenth of the paper's corpus and
+# Only the paper's own recipe for Daniluk et al. hits the floor: its LSTM, at a tenth of the paper's corpus and
 # stopped after three epochs without improvement (report r03), does not beat word-pair counts, so its four claims
 # cannot be read, whatever their intervals say.
 #

@@ -22,7 +22,7 @@ results_dir = "../results"
 #
 # Salton, Ross & Kelleher (2017) report the single-score Attentive LM at 70.1 test perplexity on PTB (about 86 per
 # predicted token) beside an LSTM trained under another protocol. Against the same network without the head, and
-# with the head at a tenth of the learning rate, it gains 8.4% under the paper's protocol at 2 x 200 and about 3%
+# with the head at a tenth of the learning rate, it gains 8.4% with the paper's recipe at 2 x 200 and about 3%
 # under the book's matched recipe: *holds*, though only the head's rate was chosen. At the paper's single rate both
 # scores end about 1% worse than the LSTM: *inconclusive*. The trials that also tune the control's rate, and the
 # ablation of the merge layer, are not run yet.
@@ -55,7 +55,7 @@ from mlm.stored import load_stored_recall
 
 # %%
 rows = [(m, c, r) for m, c, r in verdict_rows("02", results_dir) if r.decided]  # (manifest, claim, row)
-where = {"cpu": "the paper's protocol, 2 x 200", "compare": "the book's matched recipe"}
+where = {"cpu": "the paper's recipe, 2 x 200", "compare": "the book's matched recipe"}
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 _table = ["| comparison | model vs control | how each side was tuned | ours: model vs control | change | verdict |",
@@ -116,7 +116,7 @@ assert all(v[3] == INCONCLUSIVE for v in one_rate.values()), one_rate  # "inconc
 assert cpu.SALTON_WIDTH == 200 and cpu.SALTON_EPOCHS == 24
 
 # %% [markdown]
-# The paper's protocol gives the largest gain, with every seed of the model below every seed of the control.
+# The paper's recipe gives the largest gain, with every seed of the model below every seed of the control.
 # The matched rows gain less; their two sides ran on two kinds of processor in different shares, so the rule
 # widens their intervals by the measured shift between machines, and both still clear the margin. All three
 # trials tuned the head's learning rate and left the LSTM's at 1. At the paper's single rate both scores are
@@ -132,7 +132,7 @@ assert cpu.SALTON_WIDTH == 200 and cpu.SALTON_EPOCHS == 24
 show_full_size("02", results_dir);
 
 # %% [markdown]
-# ## 3. The paper's protocol at 2 x 200
+# ## 3. The paper's recipe at 2 x 200
 #
 # The paper's recipe (two tied layers, 50% dropout, the sentence protocol, SGD at rate 1 halved every epoch from
 # the 13th) at 2 x 200 units, stopped after 24 epochs, when the rate is 1/4096 of its start; each run's test

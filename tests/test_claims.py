@@ -127,7 +127,9 @@ def test_the_machine_term_widens_the_interval():
     gain = [112.4, 112.9, 113.4]
     assert verdict(gain, LSTM, paper=-0.05) == HOLDS
     assert verdict(gain, LSTM, paper=-0.05, machine=0.04) == INCONCLUSIVE
-    assert interval_text(gain, LSTM, 0.01).endswith("widened by ±1.0% for the machines)")
+    _, low, high = relative_change(gain, LSTM)
+    assert interval_text(gain, LSTM, 0.01).endswith("with the allowance for hardware differences, ±1.0%: "
+                                                    f"{low - 0.01:+.1%} to {high + 0.01:+.1%})")
     assert _rates(0.0, -0.05, machine=0.012, trials=500)[NO_EFFECT] == 0  # cannot sit inside +-1% any more
     with pytest.raises(ValueError, match="cannot be negative"):
         verdict(gain, LSTM, machine=-0.01)

@@ -228,7 +228,7 @@ def attention_spread(stats: dict, max_distance: int = 20):
 
 
 def own_protocol_figure(results: str = "../results", ax=None):
-    """Chapter 02's verdict figure: Salton et al.'s claim under the paper's own protocol (the ``cpu`` manifest's
+    """Chapter 02's verdict figure: Salton et al.'s claim with the paper's own recipe (the ``cpu`` manifest's
     row, :func:`mlm.evidence.paper_evidence`), as the validation perplexity by epoch of every stored seed of the
     LSTM and of the single score with its head at a tenth of the rate (:func:`protocol_curves`), titled with
     the row's change of mean test perplexity and its 95% interval. Returns the axes and the claims row."""
@@ -281,7 +281,7 @@ def salton_claims_figure(entries: list[tuple], title: str = "", ax=None):
     ax.set_title(title, fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     handles = [Line2D([], [], color="C0", lw=4, marker="o", label="ours: the change and its 95% interval"),
-               Line2D([], [], color="C0", lw=1, label="the interval widened for the machines"),
+               Line2D([], [], color="C0", lw=1, label="allowance for hardware differences"),
                Patch(color="0.88", label=f"the ±{MARGIN:.0%} margin")]
     if any(e[5] is not None for e in entries):
         handles.append(Line2D([], [], ls="", marker="D", mfc="none", mec="k",

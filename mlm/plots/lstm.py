@@ -1,10 +1,11 @@
-"""Figures of the LSTM chapters (00, 01) and report r01: Zipf's law, the stacked LSTM unrolled, seeds by machine."""
+"""Figures of the LSTM chapters (00, 01) and report r01: Zipf's law, the stacked LSTM unrolled, training curves
+by seed, the verdict's intervals with a key (tying_verdict), seeds by machine."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-__all__ = ["zipf", "stacked_lstm_diagram", "seeds_by_machine"]
+__all__ = ["zipf", "stacked_lstm_diagram", "fit_curves", "tying_verdict", "seeds_by_machine"]
 
 
 def zipf(counts_by_corpus: dict[str, list[int]], ax=None):
@@ -73,7 +74,7 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
             ax.text((x0 + x1) / 2, y + 0.12, "$(h, c)$", ha="center", va="bottom", fontsize=9)
         ax.annotate("", xy=(xs[-1] + width / 2 + 0.6, y), xytext=(xs[-1] + width / 2, y),
                     arrowprops=dict(arrowstyle="-|>", color="0.2", lw=1.2, ls="--"))
-    ax.text(xs[0] - width / 2 - 0.3, (ys[2] + ys[3]) / 2, "state of the\nlast window\n(detached)",
+    ax.text(xs[0] - width / 2 - 0.3, (ys[2] + ys[3]) / 2, "state from\nthe previous\nwindow",
             ha="right", va="center", fontsize=9, color="0.3")
     right = xs[-1] + width / 2 + 0.75
     ax.text(right + 0.05, ys[-1] + 0.9, "tensor passed up", ha="left", va="center", fontsize=9.5, color="0.3")
@@ -94,6 +95,63 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
     ax.set_xlim(xs[0] - width / 2 - 2.9, right + 1.6)
     ax.set_ylim(-0.75, ys[-1] + 1.15)
     ax.axis("off")
+
+
+def fit_curves(panels: dict[str, list[list[dict]]], ticks=(40, 60, 100, 150, 200, 300), ylim=(35, 300)):
+    """Training (dashed, blue) and validation (solid, orange) perplexity by epoch, one thin line per seed and one
+    panel per entry of ``panels`` ({title: one list of metrics rows per seed}), a dot at each seed's best
+    validation epoch and a key that says so. The colours tell the two texts apart, so seeds that agree overlap
+    (the title says how many there are). Returns the figure."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 1.4, 3.6), sharey=True, squeeze=False)
+    for ax, (title, seeds) in zip(axes[0], panels.items()):
+        for history in seeds:
+            epochs, valid = [h["epoch"] for h in history], [h["valid_ppl"] for h in history]
+            best = min(range(len(valid)), key=valid.__getitem__)
+            ax.plot(epochs, [h["train_ppl"] for h in history], "--", color="C0", lw=1.1, alpha=0.8)
+            ax.plot(epochs, valid, "-", color="C1", lw=1.3, alpha=0.8)
+            ax.plot(epochs[best], valid[best], "o", color="C1", mec="black", ms=6, zorder=3)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_yscale("log")
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.set_ylim(*ylim)
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel("perplexity (log scale)")
+    key = [Line2D([], [], ls="--", color="C0", label="training text"),
+           Line2D([], [], ls="-", color="C1", label="validation text"),
+           Line2D([], [], ls="none", marker="o", color="C1", mec="black", label="best validation epoch")]
+    axes[0, -1].legend(handles=key, fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="each seed",
+                       title_fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def tying_verdict(rows, labels: list[str]):
+    """:func:`mlm.plots.interval_plot` of a chapter's verdict rows with a key below the axis instead of the long
+    axis label: the dot and thick bar are our change and its 95% interval, the thin extension the allowance for
+    hardware differences (drawn only where a row has one), the diamond the paper's change, the grey band the
+    margin of +-1% inside which a change is too small to count. Returns the axes."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from mlm.claims import MARGIN
+    from mlm.plots.claims import interval_plot
+
+    ax = interval_plot(rows, labels)
+    ax.set_xlabel("change of test perplexity against the control (%); left of 0: the model is better")
+    key = [Line2D([], [], color="C0", lw=3, marker="o", label="ours, 95% interval")]
+    if any(row.machine for row in rows):
+        key.append(Line2D([], [], color="C0", lw=1, label="allowance for hardware differences"))
+    key += [Line2D([], [], ls="none", marker="D", mfc="none", mec="black", label="the paper"),
+            Patch(color="0.9", label=f"±{MARGIN:.0%}: too small to count")]
+    ax.legend(handles=key, fontsize=9, ncol=len(key), loc="upper center", bbox_to_anchor=(0.5, -0.32),
+              frameon=False)
+    return ax
 
 
 def seeds_by_machine(settings: dict, key: str = "test_ppl", ax=None, ylabel: str = "test perplexity"):

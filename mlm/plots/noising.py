@@ -8,7 +8,7 @@ import torch
 from mlm.plots.common import _plain_log_axis, _with_seeds, flow_diagram
 
 __all__ = ["overfitting_panels", "l2_weight_figure", "run_curves", "smoothing_diagram", "marked", "aligned_rows",
-           "kong_labels", "kong_verdict_figure", "kong_protocol_panels", "diagnostic_curves"]
+           "kong_labels", "kong_name", "kong_verdict_figure", "kong_protocol_panels", "diagnostic_curves"]
 
 
 def overfitting_panels(seeds: list[list[dict]], title: str = "", zoom: tuple[float, float] | None = None):
@@ -141,7 +141,8 @@ _KONG_NAMES = {"dn-kn": "data noising (KN)", "vs-kn": "VS-KN", "vs-elementwise":
                "vanilla-tied": "tied LSTM", "tied": "tied LSTM"}  # by prefix
 
 
-def _kong_name(run: str) -> str:
+def kong_name(run: str) -> str:
+    """A run of Kong et al.'s groups as the text names it: "VS-KN", "data noising (KN)", "tied LSTM"."""
     return next((v for k, v in _KONG_NAMES.items() if run.startswith(k)), run)
 
 
@@ -153,10 +154,12 @@ def kong_labels(rows) -> list[str]:
     for manifest, claim, row in rows:
         model = row.model_run or (claim.model if isinstance(claim.model, str) else claim.model[0])
         control = row.control_run or (claim.control if isinstance(claim.control, str) else claim.control[0])
-        name = _kong_name(model) + ("" if _kong_name(control) == "tied LSTM" else f" vs {_kong_name(control)}")
+        name = kong_name(model) + ("" if kong_name(control) == "tied LSTM" else f" vs {kong_name(control)}")
         if manifest == "cpu":
-            lam = "λ = 0 both sides" if claim.group.endswith("lambda0") else "λ = 1e-4"
-            out.append(f"the paper's recipe, {lam}: {name}")
+            if claim.group.endswith("lambda0"):
+                out.append(f"λ = 0 both sides (not the paper's λ): {name}")
+            else:
+                out.append(f"the paper's recipe, λ = 1e-4: {name}")
         else:
             out.append(f"{'matched recipe' if manifest == 'compare' else manifest}: {name}")
     return out

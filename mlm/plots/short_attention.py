@@ -1,5 +1,5 @@
 """Figures of the short attention spans (chapter 03 and report r03): the window and N-gram heads, where
-attention goes, and the stored runs of the paper's own protocol."""
+attention goes, and the stored runs of the paper's own recipe."""
 
 from __future__ import annotations
 
