@@ -326,6 +326,11 @@ assert compare.WIDTHS["kvp-L5"] == compare.WIDTHS["ngram4"] == 279 and compare.W
 #   Both run 279 units wide against the control's 128, so the head may not be the cause. The other window heads,
 #   and windows of 1 or 15 outputs against 5, are *inconclusive*.
 #
+# **The two parts together.** The recall task shows what a head can reach; the rows above, what it buys on
+# text at this budget. Salton's combined score solves the recall task and gains about 3% on text, and Tran's
+# memory recalls exactly its 15 words where the LSTM does not carry the pair, yet at half the LSTM's width it
+# is *worse* on text.
+#
 # Each paper's report holds the evidence behind its rows, and part B of report r00 audits this recipe run by
 # run: every run's perplexities and best epoch, speed, how much of the sentence each model uses, and where the
 # runs ran.

@@ -147,7 +147,11 @@ def notebook(assignment_id: str):
         call = textwrap.indent(p["experiment"], "    ").lstrip()
         cells.append(_cell("code", EXPERIMENT.format(call=call), "experiment"))
     for q in p["questions"]:
-        cells.append(_cell("markdown", "\n".join(q["text"]).strip(), f"question_{q['id'].lower()}", locked=True))
+        text = "\n".join(q["text"]).strip()
+        # in a notebook the file's main block is the demo and experiment cells above
+        text = re.sub(r"Run this file(?= \((?:about|a few))", "Run the experiment cell above", text)
+        text = text.replace("Run this file", "Run the demo cell above")
+        cells.append(_cell("markdown", text, f"question_{q['id'].lower()}", locked=True))
         cells.append(_cell("markdown", "\n".join(q["answer"]).strip(), f"answer_{q['id'].lower()}", solution=True,
                            grade=True, points=WRITTEN_POINTS))
     book = nbformat.v4.new_notebook(cells=cells)

@@ -129,8 +129,8 @@ class RunLock:
 def acquire_lock(run_dir: Path, job: str | None = None) -> RunLock | None:
     """Take ``run_dir``'s lock for this process (in cluster ``job``, if any), or None if a live process holds it.
     The lock file is created exclusively, so two processes never both take it; a stale lock
-    (:func:`lock_holder`) is first moved aside and checked to be the one judged stale, so that a lock another
-    process has just taken over is never moved."""
+    (:func:`lock_holder`) is removed only under a second, exclusive takeover file and only if it is still the
+    one judged stale, so that a lock another process has just taken is never removed."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / LOCK
     for _ in range(3):
@@ -138,9 +138,9 @@ def acquire_lock(run_dir: Path, job: str | None = None) -> RunLock | None:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             found = _read_lock(path)
-            if found is not None and (_live(*found, own_job=job) is not None or not _move_stale(path, found[0])):
+            if found is not None and (_live(*found, own_job=job) is not None or not _remove_stale(path, found[0])):
                 return None
-            continue  # removed meanwhile, or stale and moved aside: create it again
+            continue  # removed meanwhile, or stale and removed: create it again
         lock = RunLock(path, job)
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps(lock.record))
@@ -148,23 +148,33 @@ def acquire_lock(run_dir: Path, job: str | None = None) -> RunLock | None:
     return None
 
 
-def _move_stale(path: Path, judged: str) -> bool:
-    """Remove the stale lock at ``path`` whose text was ``judged`` stale; False if it is another lock now
-    (another process took the stale one over meanwhile: its lock is put back)."""
-    aside = path.with_name(f".{LOCK}.stale-{os.getpid()}-{os.urandom(4).hex()}")
+TAKEOVER_SECONDS = 60.0  # a takeover file older than this was left by a process that died while taking over
+
+
+def _remove_stale(path: Path, judged: str) -> bool:
+    """Remove the stale lock at ``path`` whose text was ``judged`` stale, holding the exclusive takeover file
+    beside it; False if another process is taking it over, or if the lock is another one now."""
+    takeover = path.with_name(f".{LOCK}.takeover")
     try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        return True  # removed by another process meanwhile: try to create it again
-    if aside.read_text() != judged:
+        fd = os.open(takeover, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
         try:
-            os.link(aside, path)  # exclusive: fails if yet another lock exists now
-        except FileExistsError:
+            if time.time() - takeover.stat().st_mtime > TAKEOVER_SECONDS:
+                takeover.unlink()  # left behind by a dead process: the next attempt takes over
+        except OSError:
             pass
-        aside.unlink()
         return False
-    aside.unlink()
-    return True
+    os.close(fd)
+    try:
+        try:
+            if path.read_text() != judged:
+                return False  # taken over and re-created meanwhile: a live lock now
+        except FileNotFoundError:
+            return True  # removed meanwhile: try to create it again
+        path.unlink()
+        return True
+    finally:
+        takeover.unlink()
 
 
 def _read_lock(path: Path) -> tuple[str, float] | None:

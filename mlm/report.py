@@ -50,12 +50,14 @@ def show_verdicts(chapter: str, results: str | Path = "../results", waiting: boo
 
 def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callable[[str], str] = str,
                      questions: dict[str, str] | None = None,
-                     paper: Callable[[str, PaperClaim, Claim], str] | None = None) -> str:
+                     paper: Callable[[str, PaperClaim, Claim], str] | None = None,
+                     comparison: Callable[[str, PaperClaim], str] | None = None) -> str:
     """The claims as a compact Markdown table: comparison | claim: model vs control | the paper's change | ours
     [95% interval] | seeds | label, with each row's question, tuning, reason and interval widening as numbered
     notes under it, written once however many rows share them. ``name`` turns a run's name into words,
     ``questions`` a manifest into the comparison's name (default :data:`mlm.evidence.COMPARISONS`), and ``paper``
-    gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise)."""
+    gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise); ``comparison``,
+    where given, names a row's comparison from its manifest and claim instead of ``questions``."""
     questions = questions or COMPARISONS
     notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [95% interval] | seeds | label |",
                         "|---|---|---|---|---|---|"]
@@ -79,7 +81,8 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
             ours = f"{change:+.1%} [{low - row.machine:+.1%}, {high + row.machine:+.1%}]{widened}"
             seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
         model, control = (name(_side(claim, row, side)) for side in (True, False))
-        lines.append(f"| {questions.get(manifest, manifest)} | {model} vs {control} {claim_marks} | {paper_cell} | "
+        compared = comparison(manifest, claim) if comparison else questions.get(manifest, manifest)
+        lines.append(f"| {compared} | {model} vs {control} {claim_marks} | {paper_cell} | "
                      f"{ours} | {seeds} | *{row.label_text}* |")
     return "\n".join(lines) + "\n\n" + "\n".join(f"{i}. {markdown_cell(text)}" for text, i in notes.items())
 

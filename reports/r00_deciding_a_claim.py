@@ -286,7 +286,7 @@ assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_
 # which is what most claims need. Saying *no effect* is harder: the whole interval must fit inside ±1%, and at
 # this spread that takes about eight seeds a side when both sides ran on one kind of machine. With a machine term
 # $w$ the interval must fit inside $\pm(1\% - w)$, which takes more seeds, and no number of seeds suffices once
-# $w$ reaches the margin. The book's controls under the matched recipe have five.
+# $w$ reaches the margin. The matched recipe's LSTM control has five.
 #
 # ## 5. The machine term
 #
@@ -469,9 +469,15 @@ plt.show()
 #
 # Test perplexity over the stored seeds, the epoch of the best validation perplexity, and the training perplexity
 # at the last epoch: without dropout every model fits PTB's training text far better than its test text, and
-# validation rises again after its best epoch.
+# every run reaches its best validation epoch before its schedule ends.
 
 # %%
+def span(values) -> str:
+    """'41-66', or one number where every value rounds to it."""
+    low, high = f"{min(values):.0f}", f"{max(values):.0f}"
+    return low if low == high else f"{low}-{high}"
+
+
 settings = load_settings(compare.RUNS, results_dir, files=["history.json"])
 stored_families = {name: s for name, s in settings.items() if s.seeds}
 test = {name: s.values("test_ppl") for name, s in stored_families.items()}
@@ -481,7 +487,7 @@ final_train = {name: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds))
 show_markdown("| family | width | parameters | test perplexity (mean ± sd) | best epoch | final train perplexity |\n|---|"
               + "---:|" * 5 + "\n" + "\n".join(
                   f"| {compare.LABELS[n]} | {compare.WIDTHS[n]} | {s.results[0]['parameters']:,} | {spread(test[n])} | "
-                  f"{', '.join(map(str, peaks[n]))} | {min(final_train[n]):.0f}-{max(final_train[n]):.0f} |"
+                  f"{', '.join(map(str, peaks[n]))} | {span(final_train[n])} |"
                   for n, s in stored_families.items()));
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -587,7 +593,7 @@ def cost(curve, k):
 
 
 def percent(values):
-    return f"{100 * min(values):.0f}-{100 * max(values):.0f}%"
+    return span([100 * v for v in values]) + "%"
 
 
 print(f"{'family':<34}{'cut to 2 words':>15}{'to 5':>9}{'to 10':>9}{'to 20':>9}   (range over the seeds)")

@@ -75,16 +75,18 @@ for manifest, claim, row in rows:
     if min(len(model), len(control)) >= 2:
         change, low, high = relative_change(model, control)
         ours = f"{change:+.1%} [{low:+.1%}, {high:+.1%}]"
-        widened = f"[{low - row.machine:+.1%}, {high + row.machine:+.1%}]" if row.machine else "none needed"
+        widened = "none needed"
+        if row.machine:
+            widened = f"[{low - row.machine:+.1%}, {high + row.machine:+.1%}]"
     else:
         ours = f"{statistics.fmean(model) / statistics.fmean(control) - 1:+.1%} (one seed: no interval)"
         widened = "–"
     if row.reason and row.reason not in notes:
         notes.append(row.reason)
     note = f" [{notes.index(row.reason) + 1}]" if row.reason else ""
-    lines.append(f"| {'the paper' + chr(39) + 's recipe' if manifest == 'cpu' else 'matched recipe'} | {names[row.model_run]} vs "
-                 f"{names[row.control_run]} | {paper:+.1%} | {ours} | {widened} | {len(model)} / {len(control)} | "
-                 f"*{row.label_text}*{note} |")
+    comparison = "the paper's recipe" if manifest == "cpu" else "matched recipe"
+    lines.append(f"| {comparison} | {names[row.model_run]} vs {names[row.control_run]} | {paper:+.1%} | {ours} | "
+                 f"{widened} | {len(model)} / {len(control)} | *{row.label_text}*{note} |")
 show_markdown("\n".join(lines + [""] + [f"[{i + 1}] {n}" for i, n in enumerate(notes)]
                         + ["", "(± is the standard deviation over the seeds.)"]))
 compare = [(c, r) for m, c, r in rows if m == "compare"]

@@ -166,6 +166,19 @@ def test_a_notebooks_setup_cell_finds_the_course_from_its_own_folder(tmp_path, m
         exec(path_part, {})
 
 
+@pytest.mark.parametrize("assignment_id", ["00", "01", "02", "03", "04", "05", "06"])
+def test_a_notebooks_questions_point_at_its_cells_not_a_file(assignment_id):
+    """In a notebook there is no file to run: the questions send the student to the demo or experiment cell."""
+    pytest.importorskip("nbformat")
+    from exercises.notebooks import notebook
+
+    cells = notebook(assignment_id).cells
+    questions = [c.source for c in cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("question_")]
+    assert questions and not any("Run this file" in q for q in questions), questions
+    if any(c.metadata.get("nbgrader", {}).get("grade_id") == "experiment" for c in cells):
+        assert any("Run the experiment cell above" in q for q in questions), questions
+
+
 def test_the_answers_sheet_has_a_row_per_student_and_question(tmp_path):
     from exercises.answers import main, model_answers
 
