@@ -65,7 +65,8 @@ from mlm.stored import load_stored_recall, read_json
 
 # %%
 rows = [r for r in verdict_rows("03", results_dir) if r[2].decided and r[2].seeds]
-names = {"lstm": "LSTM", "window-L5": "attention L = 5", "kv-L5": "key-value L = 5", "kvp-L5": "key-value-predict L = 5",
+names = {"lstm": "LSTM", "window-L5": "attention L = 5", "kv-L5": "key-value L = 5",
+         "kvp-L5": "key-value-predict L = 5",
          "ngram4": "4-gram RNN", "kvp-L1": "key-value-predict L = 1", "kvp-L15": "key-value-predict L = 15",
          "attention-L10": "attention L = 10", "kv-L10": "key-value L = 10"}
 notes, lines = [], ["| comparison | model vs control | the paper | ours: change [95% interval] | with the hardware "
@@ -132,14 +133,16 @@ show_markdown("| run | parameters | against the LSTM |\n|---|---:|---:|\n" + "\n
     f"| {name} | {n:,} | {n / sizes['lstm'] - 1:+.0%} |" for name, n in sizes.items()))
 own_specs = [s for s in load_manifest("cpu") if s.group == "cpu-daniluk2017-wt2"]
 bigram = group_baseline(own_specs, results_dir)
-print(f"interpolated bigram of the same tokens: validation {bigram['bigram_valid']:.1f}, test {bigram['bigram_test']:.1f}")
+print(f"interpolated bigram of the same tokens: validation {bigram['bigram_valid']:.1f}, "
+      f"test {bigram['bigram_test']:.1f}")
 last = [own[run].metrics(i)[-1] for run in own if run != "lstm" for i in range(len(own[run].seeds))]
 print(f"the heads' last epoch: training perplexity {min(e['train_ppl'] for e in last):.0f} to "
       f"{max(e['train_ppl'] for e in last):.0f}, validation {min(e['valid_ppl'] for e in last):.0f} to "
       f"{max(e['valid_ppl'] for e in last):.0f}")
 shown = {"LSTM": "lstm", "key-value-predict, L = 5": "kvp-L5", "4-gram RNN": "ngram4"}
-own_protocol_curves({label: [own[run].metrics(i) for i in range(len(own[run].seeds))] for label, run in shown.items()},
-                    bigram["bigram_valid"], title="The paper's recipe: validation stays above the bigram's in every run")
+curves = {label: [own[run].metrics(i) for i in range(len(own[run].seeds))] for label, run in shown.items()}
+own_protocol_curves(curves, bigram["bigram_valid"],
+                    title="The paper's recipe: validation stays above the bigram's in every run")
 plt.show()
 
 # %% [markdown]
@@ -259,8 +262,9 @@ kinds = sorted(by_kind["lstm"])
 lines = ["| run | " + " | ".join(f"{k}: test (seeds) | {k}: vs the LSTM" for k in kinds) + " |",
          "|---|" + "---|---|" * len(kinds)]
 for run, split in by_kind.items():
+    vs_lstm = {k: statistics.fmean(split[k]) / statistics.fmean(by_kind["lstm"][k]) - 1 for k in split}
     cells = [(" ".join(f"{v:.1f}" for v in split.get(k, [])) or "–",
-              f"{statistics.fmean(split[k]) / statistics.fmean(by_kind['lstm'][k]) - 1:+.1%}" if k in split else "–")
+              f"{vs_lstm[k]:+.1%}" if k in split else "–")
              for k in kinds]
     lines.append(f"| {run} | " + " | ".join(f"{a} | {b}" for a, b in cells) + " |")
 show_markdown("\n".join(lines))
@@ -338,14 +342,15 @@ assert all(r.verdict == "inconclusive" for m, c, r in rows if m == "compare" and
 # shift of the inputs it was trained on (section 6).
 
 # %%
-probe_rows = ["| run | mean weight by position, oldest → newest | weight beyond the last 5 | test perplexity, window cut to m = 1, 2, 3, 5, 10 |",
-              "|---|---|---|---|"]
+probe_rows = ["| run | mean weight by position, oldest → newest | weight beyond the last 5 | "
+              "test perplexity, window cut to m = 1, 2, 3, 5, 10 |", "|---|---|---|---|"]
 probes = {}
 for run in ("attention-L10", "kv-L10"):
     probes[run] = read_json(own[run].folders[0] / "analysis.json")
     profile, cut = probes[run]["profile"], probes[run]["test_ppl_by_window"]
     probe_rows.append(f"| {run} | {' '.join(f'{w:.3f}' for w in profile['weight_by_slot'])} | "
-                      f"{profile['mass_beyond_5']:.0%} | {', '.join(f'{cut[m]:.1f}' for m in ('1', '2', '3', '5', '10'))} |")
+                      f"{profile['mass_beyond_5']:.0%} | "
+                      f"{', '.join(f'{cut[m]:.1f}' for m in ('1', '2', '3', '5', '10'))} |")
 show_markdown("\n".join(probe_rows));
 
 # %% [markdown]
@@ -382,12 +387,14 @@ lines = ["| family | accuracy, all Δ (per seed) | within reach | beyond reach |
          "|---|---|---|---|---|---|"]
 for label, entry in recall.items():
     reach = FAMILIES[label]
-    cells = [[s.accuracy for s in entry.scores]] + ([entry.within(0, reach), entry.within(reach + 1)] if reach else [[], []])
+    by_reach = [entry.within(0, reach), entry.within(reach + 1)] if reach else [[], []]
+    cells = [[s.accuracy for s in entry.scores]] + by_reach
     lines.append(f"| {label} | " + " | ".join(" ".join(f"{a:.2f}" for a in c) or "–" for c in cells)
                  + f" | {entry.results[0]['parameters']:,} | {entry.results[0]['updates']:,} |")
 show_markdown("\n".join(lines))
 recall_panels(recall, chance, {k: v for k, v in FAMILIES.items() if v}, reference="LSTM", columns=3,
-              starts=[2, 4, *range(7, 61, 5)], title="Recall by distance Δ (bins 2-3, 4-6, then five wide); grey: the LSTM's mean")
+              starts=[2, 4, *range(7, 61, 5)],
+              title="Recall by distance Δ (bins 2-3, 4-6, then five wide); grey: the LSTM's mean")
 plt.show()
 
 # %% [markdown]
@@ -408,7 +415,8 @@ near_far = {label: (pooled(entry, 2, FAMILIES[label] or 6), pooled(entry, (FAMIL
 lines = ["| family | within reach | reach < Δ ≤ 20 | difference | questions |", "|---|---|---|---|---|"]
 for label, ((near, n_near), (far, n_far)) in near_far.items():
     se = [(a * (1 - a) / n) ** 0.5 for a, n in ((near, n_near), (far, n_far))]
-    lines.append(f"| {label} | {near:.2f} ± {se[0]:.2f} | {far:.2f} ± {se[1]:.2f} | {near - far:+.2f} | {n_near} / {n_far} |")
+    lines.append(f"| {label} | {near:.2f} ± {se[0]:.2f} | {far:.2f} ± {se[1]:.2f} | {near - far:+.2f} | "
+                 f"{n_near} / {n_far} |")
 show_markdown("\n".join(lines));
 
 # %% [markdown]

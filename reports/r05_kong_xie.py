@@ -169,7 +169,8 @@ fit = {run: [best(h) for h in seeds_of(own, run)] for run in own}
 show_markdown("| run | best epochs | training at the best epoch | validation | validation − training |\n"
               "|---|---|---|---|---|\n" + "\n".join(
                   f"| {run} | {', '.join(str(h['epoch']) for h in hs)} | {numbers(h['train_ppl'] for h in hs)} | "
-                  f"{numbers(h['valid_ppl'] for h in hs)} | {numbers((h['valid_ppl'] - h['train_ppl'] for h in hs), '+.1f')} |"
+                  f"{numbers(h['valid_ppl'] for h in hs)} | "
+                  f"{numbers((h['valid_ppl'] - h['train_ppl'] for h in hs), '+.1f')} |"
                   for run, hs in fit.items()));
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
@@ -231,8 +232,8 @@ kong_protocol_panels({
     "λ = 1e-4, the paper's smallest": {"the control: tied LSTM": seeds_of(own, "vanilla-tied"),
                                        "VS-KN": seeds_of(own, "vs-kn"), "data noising (KN)": seeds_of(own, "dn-kn"),
                                        "element-wise VS": seeds_of(own, "vs-elementwise")},
-    "λ = 0 for both (the control's dropout not chosen again)": {"the control: tied LSTM": seeds_of(zero, "vanilla-tied"),
-                                                                "VS-KN": seeds_of(zero, "vs-kn")}},
+    "λ = 0 for both (the control's dropout not chosen again)": {
+        "the control: tied LSTM": seeds_of(zero, "vanilla-tied"), "VS-KN": seeds_of(zero, "vs-kn")}},
     title="The paper's recipe at 2 × 200 on PTB, validation by epoch (dot: each seed's best)")
 plt.show()
 
@@ -359,10 +360,13 @@ for claim, full_row in zip(full_claims, full_rows):
     groups.setdefault(claim.group, []).append(
         (f"{claim.model} vs {claim.control} {100 * (model / control - 1):+.1f}%", full_row.verdict))
     runs_of.setdefault(claim.group, set()).update((claim.model, claim.control))
-stored_seeds_of = {g: sum(len(list((RESULTS / g / run).glob("seed*/result.json"))) for run in runs) for g, runs in runs_of.items()}
-show_markdown("| group | the paper's pairs (its change) | our verdicts | seeds stored | command |\n|---|---|---|---|---|\n"
+stored_seeds_of = {g: sum(len(list((RESULTS / g / run).glob("seed*/result.json"))) for run in runs)
+                   for g, runs in runs_of.items()}
+show_markdown("| group | the paper's pairs (its change) | our verdicts | seeds stored | command |\n"
+              "|---|---|---|---|---|\n"
               + "\n".join(f"| {g} | {'; '.join(p for p, _ in rs)} | {', '.join(sorted({v for _, v in rs}))} | "
-                           f"{stored_seeds_of[g]} of {len(full.SEEDS) * len(runs_of[g])} | `python -m mlm reproduce full --only '{g}/*'` |"
+                           f"{stored_seeds_of[g]} of {len(full.SEEDS) * len(runs_of[g])} | "
+                           f"`python -m mlm reproduce full --only '{g}/*'` |"
                            for g, rs in groups.items()));
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
