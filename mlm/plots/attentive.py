@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from mlm.plots.common import _plain_log_axis
+from mlm.plots.common import _finish, _plain_log_axis
 
 __all__ = ["attention_heatmap", "attentive_head_diagram", "first_updates_curves", "reduced_run_curves", "protocol_curves",
            "attention_spread", "own_protocol_figure", "salton_claims_figure", "matched_recipe_panels"]
@@ -136,12 +136,8 @@ def first_updates_curves(traces: dict[str, list[float]], unigram: float | None =
     _plain_log_axis(ax, [t for t in (500, 700, 1000, 1500, 2000, 3000, 5000, 10000) if low <= t <= high])
     ax.set_ylim(low, high)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("update (one batch of sentences)")
-    ax.set_ylabel("training perplexity of the batch (log)")
-    ax.set_title("The first updates: running median of 9 batches", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
-    return ax
+    return _finish(ax, "update (one batch of sentences)", "training perplexity of the batch (log)",
+                   "The first updates: running median of 9 batches")
 
 
 def reduced_run_curves(history: list[dict], bigram_valid: float, label: str = "single score", title: str = "",
@@ -158,12 +154,7 @@ def reduced_run_curves(history: list[dict], bigram_valid: float, label: str = "s
     ticks = [t for t in (200, 300, 400, 500, 700, 1000, 1500, 2000, 3000) if 0.9 * min(values) <= t <= 1.1 * max(values)]
     _plain_log_axis(ax, ticks)
     ax.set_xticks(epochs)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("perplexity (log scale)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
-    return ax
+    return _finish(ax, "epoch", "perplexity (log scale)", title)
 
 
 def protocol_curves(settings: dict, ax=None, title: str = "", ylim: tuple[float, float] = (100, 310),
@@ -191,12 +182,7 @@ def protocol_curves(settings: dict, ax=None, title: str = "", ylim: tuple[float,
     _plain_log_axis(ax, list(ticks))
     ax.set_ylim(*ylim)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("validation perplexity (log scale)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
-    return ax
+    return _finish(ax, "epoch", "validation perplexity (log scale)", title)
 
 
 def attention_spread(stats: dict, max_distance: int = 20):

@@ -75,6 +75,16 @@ def train_valid_panels(histories: dict[str, list[dict]], baseline: float | None 
     return fig
 
 
+def _finish(ax, xlabel: str, ylabel: str, title: str = ""):
+    """The axis labels, a small title, a light grid and the legend that every line plot of the book ends with."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
+    return ax
+
+
 def _plain_log_axis(ax, ticks):
     """A log y axis labelled with plain numbers at ``ticks`` (no 10^x labels, no minor tick labels)."""
     ax.set_yscale("log")
