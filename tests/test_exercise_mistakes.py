@@ -20,29 +20,75 @@ def wrong_solution(assignment_id: str, old: str, new: str) -> str:
     return planted((SOLUTIONS_DIR / REGISTRY[assignment_id].filename).read_text(), old, new)
 
 
-@needs_solutions
-def test_dropping_the_recurrent_state_fails(tmp_path):
-    source = wrong_solution("01", "h, c = cell(inputs[:, t], h, c, *params)",
-                            "h, c = cell(inputs[:, t], drop(h), c, *params)")
-    report, results = grade_wrong(tmp_path, "01", source, "forward_drop_calls")
-    assert "never on h or c" in results["forward_drop_calls"].hint
-    assert lost(report) == {"forward_drop_calls", "forward_vertical_only"}
+# One planted change in an assignment's reference solution: (assignment, the text replaced, its replacement, the
+# check whose hint is read, a phrase of that hint or None, the checks lost or None when only the hint is read).
+MISTAKES = {
+    "dropping the recurrent state": (
+        "01", "h, c = cell(inputs[:, t], h, c, *params)", "h, c = cell(inputs[:, t], drop(h), c, *params)",
+        "forward_drop_calls", "never on h or c", {"forward_drop_calls", "forward_vertical_only"}),
+    "loss divided by tokens for sequence_sum": (
+        "01", "return nll / batch if reduction", "return nll / (batch * time) if reduction",
+        "loss_sequence_sum", "per-token mean", {"loss_sequence_sum"}),
+    "copying the weights is not tying": (
+        "01", "decoder.weight = embedding.weight", "decoder.weight.data.copy_(embedding.weight.data)",
+        "tie_shares_parameter", None, {"tie_shares_parameter", "tie_shape_error"}),
+    "code alignment of the temporal rows": (
+        "04", "return (slots - (size - words)).clamp(min=0)  # (time, size)", "return slots.expand(time, size).clone()",
+        "rows_sentence_start", "official code", {"rows_sentence_start", "pipeline_matches_block"}),
+    "attention without the temporal matrix": (
+        "04", "keys = M[ids] + T[rows]", "keys = M[ids]",
+        "attention_matches_block", "temporal matrix", {"attention_matches_block", "pipeline_matches_block"}),
+    "attention reading the input memory as values": (
+        "04", "values = C[ids]", "values = M[ids]", "attention_matches_block", "output memory C", None),
+    # A padded step's window still holds the row's last real words; zeroing its attention is wrong.
+    "silencing every padded step": (
+        "04", "    s = (p[..., None] * values).sum(-2)",
+        "    p = p * present[..., -1:]  # the current slot absent: a padded step\n    s = (p[..., None] * values).sum(-2)",
+        "attention_absent_slots", "like any other step", {"attention_absent_slots"}),
+    "float32 costs one check": (
+        "05", "return distinct_before / distinct_before.sum().clamp_min(1)",
+        "return (distinct_before / distinct_before.sum().clamp_min(1)).float()",
+        "float64_results", None, {"float64_results"}),
+    "a Python loop over tokens loses the loop points": (  # the other function's loop point is kept
+        "05", "count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
+        "count = torch.zeros(vocab_size, dtype=torch.float64)\n    for token in stream[:1000].tolist():\n"
+        "        count[token] += 0\n    count = torch.bincount(stream, minlength=vocab_size).double()",
+        "no_python_loops_gamma", "absolute_discount_gamma: line", {"no_python_loops_gamma", "big_stream"}),
+    "L2 weights without the proposal": (
+        "05", "proposal * gamma.sum()", "gamma", "l2_matches_reference", "pi_v", {"l2_matches_reference"}),
+    "one draw per position": (
+        "05", "return weight[chosen][inverse]  # (batch, time, embed)",
+        "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
+        "torch.multinomial(proposal, tokens.numel(), True, generator=generator).view(tokens.shape), tokens)]",
+        "draws_per_sequence", "one matrix per sequence", None),
+    "posterior mean with a uniform background": (
+        "05", "background = proposal.to(weight.dtype) @ weight", "background = weight.mean(0)",
+        "mean_matches_reference", "uniformly", None),
+    # The example's K returned for any stream of its length: the same example under other names fails.
+    "a hand example learnt by heart": (
+        "05", "    types = torch.unique(keys)", "    if stream.numel() == 6:\n"
+        "        return torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)\n    types = torch.unique(keys)",
+        "kn_example", None, None),
+    # bob's 06: the window ignores the sequence start; accuracy_by_distance and sequence_starts keep every point,
+    # their loop points included (one loop check per function).
+    "windows that cross the sequence start": (
+        "06", "first = torch.maximum(starts[positions], positions - k + 1)", "first = (positions - k + 1).clamp(min=0)",
+        "windows_example", None, {"windows_example", "windows_match_reference", "no_python_loops_windows"}),
+    "NaN accuracy at unseen distances": (
+        "06", "return correct / count.clamp(min=1), count", "return correct / count, count",
+        "accuracy_example", None, None),
+}
 
 
 @needs_solutions
-def test_loss_divided_by_tokens_for_sequence_sum_fails(tmp_path):
-    source = wrong_solution("01", "return nll / batch if reduction", "return nll / (batch * time) if reduction")
-    report, results = grade_wrong(tmp_path, "01", source, "loss_sequence_sum")
-    assert "per-token mean" in results["loss_sequence_sum"].hint
-    assert lost(report) == {"loss_sequence_sum"}
-
-
-@needs_solutions
-def test_copying_the_weights_is_not_tying(tmp_path):
-    source = wrong_solution("01", "decoder.weight = embedding.weight",
-                            "decoder.weight.data.copy_(embedding.weight.data)")
-    report, _ = grade_wrong(tmp_path, "01", source, "tie_shares_parameter")
-    assert lost(report) == {"tie_shares_parameter", "tie_shape_error"}
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_a_planted_mistake_costs_the_checks_that_see_it(tmp_path, mistake):
+    assignment_id, old, new, check, hint, lost_checks = MISTAKES[mistake]
+    report, results = grade_wrong(tmp_path, assignment_id, wrong_solution(assignment_id, old, new), check)
+    if hint is not None:
+        assert hint in results[check].hint
+    if lost_checks is not None:
+        assert lost(report) == lost_checks
 
 
 WRONG_02 = '''
@@ -74,67 +120,12 @@ def test_mask_including_current_step_fails(tmp_path):
 
 
 @needs_solutions
-def test_code_alignment_of_the_temporal_rows_fails(tmp_path):
-    source = wrong_solution("04", "return (slots - (size - words)).clamp(min=0)  # (time, size)",
-                            "return slots.expand(time, size).clone()")
-    report, results = grade_wrong(tmp_path, "04", source, "rows_sentence_start")
-    assert "official code" in results["rows_sentence_start"].hint
-    assert lost(report) == {"rows_sentence_start", "pipeline_matches_block"}
-
-
-@needs_solutions
-def test_attention_without_the_temporal_matrix_fails(tmp_path):
-    source = wrong_solution("04", "keys = M[ids] + T[rows]", "keys = M[ids]")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
-    assert "temporal matrix" in results["attention_matches_block"].hint
-    assert lost(report) == {"attention_matches_block", "pipeline_matches_block"}
-
-
-@needs_solutions
-def test_attention_reading_the_input_memory_as_values_fails(tmp_path):
-    source = wrong_solution("04", "values = C[ids]", "values = M[ids]")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_matches_block")
-    assert "output memory C" in results["attention_matches_block"].hint
-
-
-@needs_solutions
-def test_silencing_every_padded_step_fails(tmp_path):
-    """A padded step's window still holds the row's last real words; zeroing its attention is wrong."""
-    source = wrong_solution("04", "    s = (p[..., None] * values).sum(-2)",
-                            "    p = p * present[..., -1:]  # the current slot absent: a padded step\n"
-                            "    s = (p[..., None] * values).sum(-2)")
-    report, results = grade_wrong(tmp_path, "04", source, "attention_absent_slots")
-    assert "like any other step" in results["attention_absent_slots"].hint
-    assert lost(report) == {"attention_absent_slots"}
-
-
-@needs_solutions
 def test_counting_bigram_tokens_fails(tmp_path):
     source = wrong_solution("05", "types = torch.unique(keys)  # each bigram type once, however often it occurs",
                             "types = keys")
     report, _ = grade_wrong(tmp_path, "05", source, "kn_types_not_tokens")
     assert all(name.startswith("kn_") or name in ("big_stream", "no_python_loops_kn", "float64_results")
                for name in lost(report))
-
-
-@needs_solutions
-def test_float32_costs_one_check(tmp_path):
-    source = wrong_solution("05", "return distinct_before / distinct_before.sum().clamp_min(1)",
-                            "return (distinct_before / distinct_before.sum().clamp_min(1)).float()")
-    report, _ = grade_wrong(tmp_path, "05", source, "float64_results")
-    assert lost(report) == {"float64_results"}
-
-
-@needs_solutions
-def test_a_python_loop_over_tokens_loses_the_loop_points(tmp_path):
-    source = wrong_solution("05", "count = torch.bincount(stream, minlength=vocab_size).double()  # count(i)",
-                            "count = torch.zeros(vocab_size, dtype=torch.float64)\n"
-                            "    for token in stream[:1000].tolist():\n"
-                            "        count[token] += 0\n"
-                            "    count = torch.bincount(stream, minlength=vocab_size).double()")
-    report, results = grade_wrong(tmp_path, "05", source, "no_python_loops_gamma")
-    assert "absolute_discount_gamma: line" in results["no_python_loops_gamma"].hint
-    assert lost(report) == {"no_python_loops_gamma", "big_stream"}  # the other function's loop point is kept
 
 
 @needs_solutions
@@ -148,29 +139,6 @@ def test_combined_scores_one_step_at_a_time_loses_only_the_loop_point(tmp_path, 
     assert lost(report) == {"no_python_loops_scores"}
 
 
-@needs_solutions
-def test_l2_weights_without_the_proposal_fails(tmp_path):
-    source = wrong_solution("05", "proposal * gamma.sum()", "gamma")
-    report, results = grade_wrong(tmp_path, "05", source, "l2_matches_reference")
-    assert "pi_v" in results["l2_matches_reference"].hint
-    assert lost(report) == {"l2_matches_reference"}
-
-
-@needs_solutions
-def test_one_draw_per_position_fails(tmp_path):
-    source = wrong_solution("05", "return weight[chosen][inverse]  # (batch, time, embed)",
-                            "return weight[torch.where(torch.rand(tokens.shape, generator=generator) < gamma[tokens], "
-                            "torch.multinomial(proposal, tokens.numel(), True, generator=generator)"
-                            ".view(tokens.shape), tokens)]")
-    report, results = grade_wrong(tmp_path, "05", source, "draws_per_sequence")
-    assert "one matrix per sequence" in results["draws_per_sequence"].hint
-
-
-@needs_solutions
-def test_posterior_mean_with_a_uniform_background_fails(tmp_path):
-    source = wrong_solution("05", "background = proposal.to(weight.dtype) @ weight", "background = weight.mean(0)")
-    report, results = grade_wrong(tmp_path, "05", source, "mean_matches_reference")
-    assert "uniformly" in results["mean_matches_reference"].hint
 RIGHT_03 = '''
 import torch
 
@@ -243,29 +211,6 @@ def test_split_in_the_wrong_order_fails(tmp_path):
 
 
 @needs_solutions
-def test_windows_that_cross_the_sequence_start_fail(tmp_path):
-    source = wrong_solution("06", "first = torch.maximum(starts[positions], positions - k + 1)",
-                            "first = (positions - k + 1).clamp(min=0)")
-    grade_wrong(tmp_path, "06", source, "windows_example")
-
-
-@needs_solutions
-def test_nan_accuracy_at_unseen_distances_fails(tmp_path):
-    source = wrong_solution("06", "return correct / count.clamp(min=1), count", "return correct / count, count")
-    grade_wrong(tmp_path, "06", source, "accuracy_example")
-
-
-@needs_solutions
-def test_a_window_bug_costs_the_window_checks_only(tmp_path):
-    # bob's 06: the window ignores the sequence start; accuracy_by_distance and sequence_starts keep every point,
-    # their loop points included (one loop check per function).
-    source = wrong_solution("06", "first = torch.maximum(starts[positions], positions - k + 1)",
-                            "first = (positions - k + 1).clamp(min=0)")
-    report, _ = grade_wrong(tmp_path, "06", source, "windows_example")
-    assert lost(report) == {"windows_example", "windows_match_reference", "no_python_loops_windows"}
-
-
-@needs_solutions
 def test_a_hang_in_sequence_starts_costs_its_checks_only(tmp_path):
     # erin's 06: history_windows is graded on the reference's starts, so it keeps its points.
     source = wrong_solution("06", "    everywhere = torch.arange(sequence.numel())\n",
@@ -275,12 +220,3 @@ def test_a_hang_in_sequence_starts_costs_its_checks_only(tmp_path):
     path.write_text(source)
     report = grade_file("06", path, timeout=6)
     assert lost(report) == {"starts_example", "starts_matches_reference", "no_python_loops_starts"}
-
-
-@needs_solutions
-def test_a_hand_example_learnt_by_heart_fails(tmp_path):
-    # The example's K returned for any stream of its length: the same example under other names fails.
-    source = wrong_solution("05", "    types = torch.unique(keys)", "    if stream.numel() == 6:\n"
-                            "        return torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)\n"
-                            "    types = torch.unique(keys)")
-    grade_wrong(tmp_path, "05", source, "kn_example")
