@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from mlm.utils import HEADLESS_ENV, atomic_write_json
+from mlm.utils import HEADLESS_ENV, SMOKE_ENV, atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS_DIR = ROOT / "chapters"
@@ -35,6 +35,23 @@ def record(chapter: str, results: dict) -> None:
     folder = os.environ.get(RESULTS_ENV)
     if folder:
         atomic_write_json(Path(folder) / f"{chapter}.json", results)
+
+
+def size_note(size: str) -> None:
+    """Under a chapter's imports: at the reduced size nothing; at another size, a note that the prose reads the
+    reduced run's numbers (and, in a smoke run, that this run's numbers mean nothing)."""
+    from mlm.utils import smoke_tokens
+
+    if size == "reduced" and not smoke_tokens():
+        return
+    from IPython.display import Markdown, display
+
+    text = (f"**This notebook ran at the {size} size.** The prose and the figures' readings describe the reduced "
+            "run; read this run's numbers from the outputs, and the stored full-size results in the reports.")
+    if smoke_tokens():
+        text += (f" **Smoke run:** every training read only {smoke_tokens():,} tokens for one epoch, to check "
+                 "that the code runs; its numbers mean nothing.")
+    display(Markdown(text))
 
 
 def list_chapters(chapters_dir: Path = CHAPTERS_DIR, reports_dir: Path | None = None) -> list[Path]:
@@ -99,11 +116,12 @@ def _describe_failure(notebook_path: Path, fallback: str) -> str:
 
 
 def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float, inplace: bool = False,
-                kernel_name: str = "python3", progress: bool = True) -> ChapterRun:
+                kernel_name: str = "python3", progress: bool = True, smoke: int | None = None) -> ChapterRun:
     """Execute one chapter with papermill in a child process; never raises for a failing notebook.
 
     ``timeout`` bounds the whole chapter (seconds): the child process is stopped when it runs
-    out, and the partly executed notebook (papermill saves as it goes) shows how far it got.
+    out, and the partly executed notebook (papermill saves as it goes) shows how far it got. ``smoke``: train on
+    only this many tokens for one epoch (:func:`mlm.utils.smoke_tokens`), to check the code path at a size.
     """
     import jupytext
     import nbformat
@@ -124,6 +142,9 @@ def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float
                "-k", kernel_name, "-y", json.dumps(parameters), "--no-report-mode"]
     command.append("--progress-bar" if progress else "--no-progress-bar")
     env = {**os.environ, RESULTS_ENV: str(results_dir), HEADLESS_ENV: "1"}
+    env.pop(SMOKE_ENV, None)
+    if smoke:
+        env[SMOKE_ENV] = str(int(smoke))
     if env.get("MLM_DATA_DIR"):  # chapters run in chapters/: a relative folder must not change meaning
         env["MLM_DATA_DIR"] = str(Path(env["MLM_DATA_DIR"]).expanduser().resolve())
     start = time.perf_counter()
@@ -161,8 +182,13 @@ def run_chapter(source: Path, output_dir: Path, parameters: dict, timeout: float
 def run_book(chapters: list[str] | None = None, size: str = "reduced", output: str | Path = "book_output",
              timeout: float = 1800, device: str = "auto", seed: int = 0, data_dir: str | None = None,
              inplace: bool = False, progress: bool = True, chapters_dir: Path = CHAPTERS_DIR,
-             reports_dir: Path | None = None) -> list[ChapterRun]:
-    """Run the chosen chapters and reports (all by default) and write ``summary.json`` to ``output``."""
+             reports_dir: Path | None = None, smoke: int | None = None) -> list[ChapterRun]:
+    """Run the chosen chapters and reports (all by default) and write ``summary.json`` to ``output``.
+
+    ``smoke``: every training in the chapters reads only this many tokens for one epoch, so that a size's code
+    path (``size="full"`` above all) can be checked on a CPU in minutes; such notebooks are never written back."""
+    if smoke and inplace:
+        raise ValueError("a smoke run's notebooks show meaningless numbers: run it without --inplace")
     output_dir = Path(output)
     # Only non-default values are injected, so committed notebooks carry no machine paths and no
     # injected-parameters cell at all (the reduced size is every chapter's default).
@@ -173,16 +199,18 @@ def run_book(chapters: list[str] | None = None, size: str = "reduced", output: s
         parameters["seed"] = seed
     if data_dir:
         parameters["data_dir"] = str(Path(data_dir).resolve())
+    if smoke:  # a smoke run's folders stay beside its notebooks, away from the real runs
+        parameters["runs_dir"] = str((output_dir / "smoke-runs").resolve())
     runs = []
     for source in select_chapters(chapters, Path(chapters_dir), reports_dir):
         what = "report" if is_report(source) else size
         print(f"== {source.stem} ({what}); papermill's log: {output_dir / (source.stem + '.log')}", flush=True)
         run = run_chapter(source, output_dir, {} if is_report(source) else parameters, timeout, inplace=inplace,
-                          progress=progress)
+                          progress=progress, smoke=smoke)
         line = f"   {run.status} in {run.seconds:.0f} s -> {run.output}"
         print(line + (f"\n   FAILED at {run.error}" if run.error else ""), flush=True)
         runs.append(run)
-    summary = {"size": size, "parameters": parameters, "chapters": [asdict(r) for r in runs]}
+    summary = {"size": size, "smoke_tokens": smoke, "parameters": parameters, "chapters": [asdict(r) for r in runs]}
     atomic_write_json(output_dir / "summary.json", summary)
     print(format_summary(runs))
     return runs

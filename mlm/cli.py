@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -56,9 +57,12 @@ def cmd_presets(args) -> int:
 def cmd_book(args) -> int:
     from mlm.book import run_book
 
+    if args.smoke is not None and (args.smoke < 1 or args.inplace):
+        raise SystemExit("--smoke takes a positive number of tokens and cannot be combined with --inplace "
+                         "(a smoke run's numbers mean nothing; the committed notebooks come from real runs)")
     runs = run_book(args.chapters, size=args.size, output=args.output, timeout=args.timeout,
                     device=args.device, seed=args.seed, data_dir=args.data_dir, inplace=args.inplace,
-                    progress=not args.no_progress)
+                    progress=not args.no_progress, smoke=args.smoke)
     return 0 if all(r.status == "ok" for r in runs) else 1
 
 
@@ -289,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir")
     p.add_argument("--inplace", action="store_true", help="also replace chapters/NN_*.ipynb with the executed notebooks")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--smoke", type=int, metavar="TOKENS",
+                   help="check the code path only: every training reads TOKENS tokens for one epoch (numbers "
+                        "meaningless; not with --inplace)")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("data", help="where the corpora are; verify or fetch them")
@@ -407,6 +414,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    from mlm.utils import SMOKE_ENV
+
+    if os.environ.get(SMOKE_ENV) and args.func in (cmd_train, cmd_sweep, cmd_reproduce, cmd_bench):
+        # a smoke run's numbers must never be stored or read as results
+        print(f"error: {SMOKE_ENV} is set, which cuts every training to a smoke run whose numbers mean nothing; "
+              f"unset it (only `python -m mlm book --smoke N` uses it, for the chapters it runs)", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except ConfigError as err:

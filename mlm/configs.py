@@ -349,3 +349,26 @@ def get_preset(name: str, size: str = "full", overrides=None) -> Config:
         cfg.notes = (cfg.notes + " " if cfg.notes else "") + f"Reduced for CPU: {reduced_desc}."
     validate(cfg)
     return apply_overrides(cfg, overrides) if overrides else cfg
+
+
+def smoke_config(cfg: Config, announce: bool = False) -> Config:
+    """``cfg`` cut to a smoke run's size when ``MLM_SMOKE_TOKENS`` is set (:func:`mlm.utils.smoke_tokens`):
+    one epoch over the first N training tokens, N validation and test tokens (under the document protocol, every
+    article cut to one window instead); else ``cfg`` itself. :func:`mlm.train` and
+    :func:`mlm.training.build_batches` apply it; ``announce`` prints that the numbers mean nothing."""
+    from mlm.utils import smoke_tokens
+
+    n = smoke_tokens()
+    if n is None:
+        return cfg
+    if announce:
+        print(f"SMOKE RUN ({cfg.name}): one epoch over {n} training tokens; its numbers mean nothing", flush=True)
+
+    def cap(value):
+        return n if value is None else min(value, n)
+    caps = {"data.max_train_tokens": cap(cfg.data.max_train_tokens), "data.max_eval_tokens": cap(cfg.data.max_eval_tokens)}
+    if cfg.data.protocol == "document":  # the first N tokens hold one or two articles and the batch's other rows
+        # would be padding: every article is cut to one window instead
+        caps = {"data.max_document_tokens": min(cfg.data.max_document_tokens or cfg.data.bptt, cfg.data.bptt)}
+    return apply_overrides(cfg, {**caps, "data.task_examples": min(cfg.data.task_examples, max(n // 50, 100)),
+                                 "train.epochs": 1})

@@ -53,7 +53,8 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
                      paper: Callable[[str, PaperClaim, Claim], str] | None = None,
                      comparison: Callable[[str, PaperClaim], str] | None = None) -> str:
     """The claims as a compact Markdown table: comparison | claim: model vs control | the paper's change | ours
-    [95% interval] | seeds | label, with each row's question, tuning, reason and interval widening as numbered
+    [the seeds' 95% interval; the interval widened for hardware, where the sides' machines differ] (a one-seed
+    side: the change alone) | seeds | label, with each row's question, tuning, reason and interval widening as numbered
     notes under it, written once however many rows share them. ``name`` turns a run's name into words,
     ``questions`` a manifest into the comparison's name (default :data:`mlm.evidence.COMPARISONS`), and ``paper``
     gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise); ``comparison``,
@@ -74,11 +75,16 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
             paper_cell = f"{row.seeds[2]:+.1%}" if row.seeds and row.seeds[2] is not None else "–"
         if awaits_runs(row) or not row.seeds:
             ours, seeds = row.verdict, "–"
+        elif min(len(row.seeds[0]), len(row.seeds[1])) < 2:
+            ours = f"{statistics.fmean(row.seeds[0]) / statistics.fmean(row.seeds[1]) - 1:+.1%} (one seed: no interval)"
+            seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
         else:
             change, low, high = relative_change(*row.seeds[:2])
-            widened = marks(f"interval widened by ±{row.machine:.1%}: the two sides ran on different kinds of "
-                            "machine in different shares") if row.machine else ""
-            ours = f"{change:+.1%} [{low - row.machine:+.1%}, {high + row.machine:+.1%}]{widened}"
+            ours = f"{change:+.1%} [{low:+.1%}, {high:+.1%}]"
+            if row.machine:  # the seeds' interval, then the one the rule reads
+                ours += (f"; widened [{low - row.machine:+.1%}, {high + row.machine:+.1%}]" + marks(
+                    f"widened by ±{row.machine:.1%}, the allowance for hardware: the two sides ran on different "
+                    "kinds of machine in different shares; the label reads the widened interval"))
             seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
         model, control = (name(_side(claim, row, side)) for side in (True, False))
         compared = comparison(manifest, claim) if comparison else questions.get(manifest, manifest)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from mlm.configs import Config
+from mlm.configs import Config, smoke_config
 from mlm.data import (Batches, Corpus, load_corpus, protocol_batches, synthetic_corpus, truncate_documents,
                       truncate_lines)
 from mlm.data.sentences import split_corpus
@@ -78,6 +78,7 @@ def load_data(cfg: Config) -> Corpus:
 
 def build_batches(cfg: Config, corpus: Corpus, split: str, shuffle: bool | None = None) -> Batches:
     """Batches of ``split`` under the configured protocol (train uses ``batch_size``)."""
+    cfg = smoke_config(cfg)  # a smoke run's data caps (python -m mlm book --smoke)
     d, vocab = cfg.data, corpus.vocab
     train = split == "train"
     limit = d.max_train_tokens if train else d.max_eval_tokens
@@ -339,6 +340,7 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     """
     if progress is None:
         progress = not headless()
+    cfg = smoke_config(cfg, announce=True)
     t = cfg.train
     if t.threads:
         torch.set_num_threads(t.threads)

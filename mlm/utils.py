@@ -21,6 +21,22 @@ def headless() -> bool:
     return os.environ.get(HEADLESS_ENV, "") not in ("", "0")
 
 
+SMOKE_ENV = "MLM_SMOKE_TOKENS"
+
+
+def smoke_tokens() -> int | None:
+    """The training-token cap of a smoke run (``python -m mlm book --smoke N`` sets ``MLM_SMOKE_TOKENS=N``),
+    else None. A smoke run checks that a chapter's code runs at a given size in minutes: every training
+    reads only the first N training tokens (and N of validation and test) for one epoch, so its numbers
+    mean nothing."""
+    value = os.environ.get(SMOKE_ENV, "")
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{SMOKE_ENV} must be a positive number of tokens, got {value!r}; unset it for a real run")
+    return int(value)
+
+
 def choose_device(name: str = "auto") -> torch.device:
     """``"auto"`` picks CUDA, then Apple's MPS, then the CPU; any other name is used as given."""
     if name in (None, "", "auto"):

@@ -23,9 +23,10 @@
 # gains 2.1% over a 3-layer LSTM.
 #
 # On PTB at the paper's width and schedule, three seeds a side, RM gains 2.3% over
-# the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*). RM's 12.0% over the 3-layer LSTM is flagged
-# (*larger than reported: check the control*): our 3-layer LSTM ends behind our 1-layer one, which the paper's
-# does not. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.4%, +16.3%). The
+# the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*); against the 2-layer LSTM, RMR's equal in depth,
+# RMR is level (+0.5%) where the paper reports a 6.1% gain (*inconclusive*). RM's 12.0% over the 3-layer LSTM is
+# flagged (*larger than reported: check the control*): our deeper LSTMs end behind our 1-layer one, which the
+# paper's do not. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.4%, +16.3%). The
 # report also reads what the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall
 # task of chapter 00.
 
@@ -61,12 +62,14 @@ evidence = verdict_rows("04", results_dir)
 by_pair = {(m, c.model, c.control): r for m, c, r in evidence}
 quoted = {("cpu", "rm-tm-g", "lstm1"): ("smaller gain", -2.3), ("cpu", "rmr-notm-g", "lstm1"): ("worse", 3.4),
           ("cpu", "rm-tm-g", "lstm3"): ("larger than reported: check the control", -12.0),
-          ("compare", "rm-tm-g", "lstm"): ("worse", 4.4), ("compare", "rmr-notm-g", "lstm"): ("worse", 16.3)}
+          ("compare", "rm-tm-g", "lstm"): ("worse", 4.4), ("compare", "rmr-notm-g", "lstm"): ("worse", 16.3),
+          ("cpu", "rmr-notm-g", "lstm2"): ("inconclusive", 0.5)}
 for key, (label, change_pct) in quoted.items():  # the summary above
     row = by_pair[key]
     assert row.verdict == label and round(100 * relative_change(*row.seeds[:2])[0], 1) == change_pct, (key, row)
 assert [round(100 * by_pair["cpu", run, control].seeds[2], 1) for run, control in (
-    ("rm-tm-g", "lstm1"), ("rmr-notm-g", "lstm1"), ("rm-tm-g", "lstm3"))] == [-11.2, -9.6, -2.1]
+    ("rm-tm-g", "lstm1"), ("rmr-notm-g", "lstm1"), ("rm-tm-g", "lstm3"), ("rmr-notm-g", "lstm2"))] == [
+    -11.2, -9.6, -2.1, -6.1]
 assert all(len(by_pair[key].seeds[0]) == len(by_pair[key].seeds[1]) == 3 for key in list(quoted)[:3])
 
 # %% [markdown]
@@ -100,15 +103,17 @@ plt.show()
 
 # %% [markdown]
 # The flagged row is RM against the paper's own PTB control, a 3-layer LSTM. Our gain over it is far larger
-# than the paper's because our 3-layer LSTM ends behind our 1-layer one (section 3). The 2-layer comparison,
-# RMR against an LSTM of equal depth, is planned and not run yet.
+# than the paper's because our 3-layer LSTM ends behind our 1-layer one (section 3). Against the 2-layer LSTM,
+# of RMR's depth, RMR's interval runs from a 1.5% gain to a 2.5% loss: it neither reaches the paper's 6.1% gain
+# nor fits inside the 1% margin of *no effect*, so more seeds could still move the label.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 ptb_size = json.loads((results / "cpu-tran2016-ptb" / "baseline.json").read_text())["train_tokens"]
 assert round(ptb_size / 1e6, 1) == 0.9, ptb_size  # section 1: "0.9M training words"
 deep = by_pair["cpu", "rm-tm-g", "lstm3"]
 assert deep.verdict == "larger than reported: check the control" and deep.handicaps == "the control", deep
-assert by_pair["cpu", "rmr-notm-g", "lstm2"].verdict == "not run yet", "the text says the 2-layer row is not run yet"
+level = by_pair["cpu", "rmr-notm-g", "lstm2"]
+assert [round(100 * x, 1) for x in relative_change(*level.seeds[:2])] == [0.5, -1.5, 2.5] and level.machine == 0, level
 
 # %% [markdown]
 # ## 2. Full size
@@ -192,10 +197,12 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # every seed, and ends at a training perplexity of 85 to 88, with its best epochs at 8 to 10 of 15. RM's 12% gain
 # over it measures mostly this failure, not the memory.
 #
-# The cause is untested. Candidates: about 28 times fewer updates per epoch than on the paper's news corpus (0.9M
+# The 2-layer LSTM lands between the two: 121.5, behind the 1-layer LSTM in every seed, with a last training
+# perplexity of 68 to 72. So under this schedule every added layer costs test perplexity and fits the training
+# text less: the schedule under-trains depth, and the 3-layer runs are the extreme of that, not an accident.
+# Why is untested. Candidates: about 28 times fewer updates per epoch than on the paper's news corpus (0.9M
 # training words against 26M, in batches of 20 sentences both); the loss summed over each sentence at learning
-# rate 1; the length buckets. No schedule was searched for the deeper LSTMs; the 2-layer LSTM's runs, not stored
-# yet, are the first test.
+# rate 1; the length buckets. No schedule was searched for the deeper LSTMs.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
@@ -206,7 +213,10 @@ assert deep.machine > 0 and by_pair["cpu", "rm-tm-g", "lstm1"].machine == 0
 deep_change = relative_change(*deep.seeds[:2])[0]
 assert round(100 * deep_change) == -12 and round(100 * deep.seeds[2], 1) == -2.1, deep  # "12%", the paper's 2.1%
 assert round(26e6 / ptb_size) == 28, ptb_size  # "about 28 times fewer updates per epoch"
-assert not own["lstm2"].seeds, "the text says the 2-layer LSTM's runs are not stored yet"
+two = own["lstm2"].values("test_ppl")  # "between the two", "behind the 1-layer LSTM in every seed"
+assert f"{statistics.fmean(two):.1f}" == "121.5" and max(lstm1_test) < min(two)
+assert max(two) < min(own["lstm3"].values("test_ppl"))
+assert [round(f(train_last["lstm2"])) for f in (min, max)] == [68, 72], train_last["lstm2"]
 
 # %% [markdown]
 # **The test text.** The paper's PTB numbers come from the authors' loader, which keeps sentences of 10 to 80

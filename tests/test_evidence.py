@@ -231,3 +231,25 @@ def test_paper_evidence_gives_every_claim_of_a_paper(tmp_path):
     assert all(row.verdict == NOT_RUN for _, _, row in rows)
     stored = paper_evidence("04", ROOT / "results")
     assert any(row.decided for _, _, row in stored) and {m for m, _, _ in stored} <= {"cpu", "compare", "tuned"}
+
+
+def test_the_compact_verdict_table_prints_both_intervals_and_one_seed_rows():
+    """Report r03's table: a widened row shows the seeds' interval, then the widened one the label reads; a side
+    with one seed shows the change alone; every note is numbered once."""
+    from mlm.claims import relative_change
+    from mlm.report import compact_verdicts, verdict_rows
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    rows = [r for r in verdict_rows("03", results) if r[2].decided and r[2].seeds]
+    table = compact_verdicts(rows)
+    lines = table.splitlines()
+    widened = [(m, r) for m, c, r in rows if r.machine and min(map(len, r.seeds[:2])) >= 2]
+    single = [(m, r) for m, c, r in rows if min(map(len, r.seeds[:2])) == 1]
+    assert widened and single, "the stored results no longer hold both kinds of row"
+    for _, row in widened:
+        change, low, high = relative_change(*row.seeds[:2])
+        cell = f"{change:+.1%} [{low:+.1%}, {high:+.1%}]; widened [{low - row.machine:+.1%}, {high + row.machine:+.1%}]"
+        assert any(cell in line for line in lines), cell
+    assert sum("(one seed: no interval)" in line for line in lines) == len(single)
+    notes = [line for line in lines if line[:1].isdigit()]
+    assert len(notes) == len(set(n.split(". ", 1)[1] for n in notes)), notes  # each note once
