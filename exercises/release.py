@@ -139,15 +139,27 @@ def build_student_release(target: Path) -> None:
 
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for every submission; the grader writes the results (exercises/README.md).
-cd /autograder/source
-file=$(ls /autograder/submission/ex{aid}_*.py /autograder/submission/ex{aid}_*.ipynb 2>/dev/null | head -n 1)
-if [ -z "$file" ]; then
-  echo '{{"score": 0, "output": "no file ex{aid}_*.py or ex{aid}_*.ipynb in the submission"}}' > /autograder/results/results.json
+# Gradescope runs this for every submission; the grader writes the results (exercises/README.md). The three
+# folders can be moved for a trial run outside Gradescope.
+submission=${{AUTOGRADER_SUBMISSION:-/autograder/submission}}
+results=${{AUTOGRADER_RESULTS:-/autograder/results/results.json}}
+cd "${{AUTOGRADER_SOURCE:-/autograder/source}}" || exit 1
+shopt -s nullglob
+files=("$submission"/ex{aid}_*.py "$submission"/ex{aid}_*.ipynb)
+if [ ${{#files[@]}} -ne 1 ]; then  # none, or two the student may not know which is graded: say so, grade neither
+  python3 - "${{files[@]}}" > "$results" <<'PY'
+import json, os, sys
+names = [os.path.basename(f) for f in sys.argv[1:]]
+if names:
+    text = f"{{len(names)}} files to grade ({{', '.join(names)}}): upload exactly one ex{aid}_*.py or ex{aid}_*.ipynb"
+else:
+    text = "no file ex{aid}_*.py or ex{aid}_*.ipynb in the submission"
+print(json.dumps({{"score": 0, "output": text}}))
+PY
   exit 0
 fi
-EXERCISES_SEED_OFFSET={offset} python3 -m exercises.grader {aid} --file "$file" \\
-  --gradescope /autograder/results/results.json
+EXERCISES_SEED_OFFSET={offset} python3 -m exercises.grader {aid} --file "${{files[0]}}" \\
+  --gradescope "$results"
 """
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder's image. torch first, from PyTorch's CPU index: from

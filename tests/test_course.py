@@ -235,6 +235,34 @@ def test_gradescope_results_and_autograder(tmp_path):
     assert '--index-url https://download.pytorch.org/whl/cpu "torch>=2.1,<=2.13.0"' in setup
 
 
+def test_the_autograder_grades_exactly_one_file_and_says_why_not(tmp_path):
+    """Gradescope's run_autograder: no file, or two (which would the student think was graded?), score 0 with a
+    message that says what to upload; one file is graded."""
+    import subprocess
+    import sys
+
+    release.build_gradescope("00", tmp_path / "ag")
+    submission, results = tmp_path / "submission", tmp_path / "results.json"
+    submission.mkdir()
+    env = {**os.environ, "AUTOGRADER_SUBMISSION": str(submission), "AUTOGRADER_RESULTS": str(results),
+           "AUTOGRADER_SOURCE": str(tmp_path / "ag"), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    def run() -> dict:  # the grader's exit status says whether every check passed; the results file is read
+        results.unlink(missing_ok=True)
+        subprocess.run(["bash", str(tmp_path / "ag" / "run_autograder")], env=env, timeout=300)
+        return json.loads(results.read_text())
+
+    assert run() == {"score": 0, "output": "no file ex00_*.py or ex00_*.ipynb in the submission"}
+    template = release.make_template(SOURCE["00"])
+    (submission / "ex00_language_modelling.py").write_text(template)
+    (submission / "ex00_copy.py").write_text(template)
+    two = run()
+    assert two["score"] == 0 and "upload exactly one" in two["output"] and "ex00_copy.py" in two["output"], two
+    (submission / "ex00_copy.py").unlink()
+    one = run()
+    assert one["max_score"] == REGISTRY["00"].points and len(one["tests"]) == len(REGISTRY["00"].checks), one
+
+
 def test_the_public_seed_offset_is_warned_about(monkeypatch):
     from exercises.checks.common import PUBLIC_OFFSET, public_offset_warning
 
