@@ -72,7 +72,8 @@ def experiment_numbers(path: Path, assignment_id: str, flat_student: str | None 
     except ValueError:
         return "(unreadable experiment file)"
     figure = "figure found" if numbers.with_suffix(".png").is_file() else "no figure"
-    return f"{figure}; " + json.dumps(data, separators=(",", ":"))[:2000]
+    tiny = isinstance(data, dict) and str(data.get("size", "")).startswith("tiny")
+    return ("TINY RUN, not the experiment; " if tiny else "") + f"{figure}; " + json.dumps(data, separators=(",", ":"))[:2000]
 
 
 def sheet(folder: Path) -> list[dict]:
@@ -92,11 +93,35 @@ def sheet(folder: Path) -> list[dict]:
             rows.append({"student": student, "assignment": assignment_id, "question": q["id"],
                          "answer": f"(not read: {why})", "model_answer": q["answer"], "experiment": "",
                          "question_text": q["text"]})
+    flag_copies(rows)
     return sorted(rows, key=lambda r: (r["assignment"], r["question"], r["student"]))
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def flag_copies(rows: list[dict]) -> None:
+    """Set each row's ``flag``: an answer that is the model answer, or another student's, word for word (case
+    and spacing aside). A flag asks the teacher to look; it proves nothing."""
+    def written(r: dict) -> bool:  # not "(no answer)" or "(not read: ...)"
+        return not r["answer"].startswith("(")
+    by_text = {}
+    for r in filter(written, rows):
+        by_text.setdefault((r["assignment"], r["question"], _normal(r["answer"])), []).append(r["student"])
+    for r in rows:
+        flags = []
+        if written(r):
+            if _normal(r["answer"]) == _normal(r["model_answer"]):
+                flags.append("same as the model answer")
+            others = [s for s in by_text[r["assignment"], r["question"], _normal(r["answer"])] if s != r["student"]]
+            if others:
+                flags.append("same as " + ", ".join(others))
+        r["flag"] = "; ".join(flags)
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
-    fields = ["student", "assignment", "question", "answer", "model_answer", "experiment", "question_text"]
+    fields = ["student", "assignment", "question", "answer", "flag", "model_answer", "experiment", "question_text"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
@@ -115,10 +140,10 @@ def write_html(rows: list[dict], path: Path) -> None:
                 out.append("</table>")
             out.append(f"<h2>Assignment {row['assignment']}, {row['question']}</h2><p>{html.escape(row['question_text'])}"
                        f"</p><p class='model'><b>Model answer.</b> {html.escape(row['model_answer'])}</p>"
-                       "<table><tr><th>student</th><th>answer</th><th>experiment</th></tr>")
+                       "<table><tr><th>student</th><th>answer</th><th>flag</th><th>experiment</th></tr>")
             shown = key
         out.append(f"<tr><td>{html.escape(row['student'])}</td><td>{html.escape(row['answer'])}</td>"
-                   f"<td>{html.escape(row['experiment'])}</td></tr>")
+                   f"<td>{html.escape(row['flag'])}</td><td>{html.escape(row['experiment'])}</td></tr>")
     out.append("</table>" if shown else "<p>No submissions.</p>")
     path.write_text("\n".join(out), encoding="utf-8")
 

@@ -206,6 +206,8 @@ def test_the_answers_sheet_has_a_row_per_student_and_question(tmp_path):
     assert get[("alice", "Q3")]["experiment"] == ""  # "(experiment)" runs the file's demo: no numbers to read
     assert [q["id"] for q in model_answers("00") if q["experiment"]] == ["Q3"]  # not the timing question
     assert get[("carol", "Q3")]["answer"].startswith("(not read: the template, unchanged")
+    assert get[("alice", "Q1")]["flag"] == "same as the model answer" and get[("bob", "Q1")]["flag"] == ""
+    assert get[("carol", "Q3")]["flag"] == get[("bob", "Q2")]["flag"] == ""  # nothing written: nothing flagged
     page = (tmp_path / "a.html").read_text()
     assert page.count("<h2>") == len(questions) and "Model answer." in page
 
@@ -233,6 +235,17 @@ def test_gradescope_results_and_autograder(tmp_path):
     assert not (tmp_path / "ag" / "exercises" / "solutions").exists() and os.access(tmp_path / "ag" / "setup.sh", os.X_OK)
     setup = (tmp_path / "ag" / "setup.sh").read_text()  # torch from the CPU index: no CUDA libraries
     assert '--index-url https://download.pytorch.org/whl/cpu "torch>=2.1,<=2.13.0"' in setup
+
+
+def test_answers_copied_word_for_word_are_flagged():
+    from exercises.answers import flag_copies
+
+    def row(student, answer, model="Because the state carries over."):
+        return {"student": student, "assignment": "01", "question": "Q1", "answer": answer, "model_answer": model}
+    rows = [row("ann", "because the STATE  carries over."), row("ben", "It resets."), row("cat", "it resets."),
+            row("dan", "(no answer)"), row("eve", "(no answer)"), row("fay", "Something else.")]
+    flag_copies(rows)
+    assert [r["flag"] for r in rows] == ["same as the model answer", "same as cat", "same as ben", "", "", ""]
 
 
 def test_the_autograder_grades_exactly_one_file_and_says_why_not(tmp_path):
@@ -314,6 +327,7 @@ def test_every_experiment_runs_tiny_with_the_students_functions(tmp_path, monkey
     for name in numbers:
         assert (out / f"{name}_experiment.png").stat().st_size > 1000
         assert json.loads((out / f"{name}_experiment.json").read_text()) == numbers[name]
+        assert numbers[name]["size"].startswith("tiny"), name  # a tiny run says so in its file
     ex00 = numbers["ex00"]  # the book's perplexity measured the student's way (here the solution's)
     assert ex00["valid_ppl_yours"] == ex00["valid_ppl_reference"] and ex00["unigram_valid"] > 1
     for name in ("ex01", "ex02", "ex03"):
