@@ -43,14 +43,16 @@ from torch import nn
 
 import mlm
 from mlm.models.attentive import causal_memory_mask, masked_softmax
-from mlm.utils import set_seed
+from mlm.utils import choose_device, set_seed
 
 set_seed(seed)
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.book import size_note
+from mlm.utils import smoke_tokens
 
 size_note(size)  # shows nothing at the reduced size
+trained = not smoke_tokens()  # False in a smoke run (python -m mlm book --smoke): its models learned nothing
 
 # %% [markdown]
 # ## 1. Why a memory of the sentence
@@ -219,10 +221,11 @@ def first_updates(preset, head_lr_scale, updates=150):
     """Training perplexity of each of a fresh model's first ``updates`` batches."""
     cfg = mlm.get_preset(preset, size, overrides={**common, "train.head_lr_scale": head_lr_scale})
     set_seed(seed)
-    model = mlm.build_model(cfg, len(ptb.vocab), ptb.vocab.pad_id)
+    on = choose_device(device)  # "auto": a GPU when there is one
+    model = mlm.build_model(cfg, len(ptb.vocab), ptb.vocab.pad_id).to(on)
     optimizer = build_optimizer(cfg, model)  # the head's parameters at head_lr_scale x the rate
     perplexities = []
-    for batch in itertools.islice(build_batches(cfg, ptb, "train"), updates):
+    for batch in itertools.islice(build_batches(cfg, ptb, "train").to(on), updates):
         nll = masked_nll(model(batch.inputs, mask=batch.mask).logits, batch.targets, batch.mask)
         optimizer.zero_grad()
         (nll / batch.inputs.size(0)).backward()  # summed over each sentence, averaged over the batch
@@ -279,8 +282,8 @@ reduced_run_curves(run.history, baseline["bigram_valid"], title=f"PTB, sentence 
 plt.show()
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
+assert not trained or run.result["test_ppl"] < baseline["bigram_test"], (run.result, baseline["bigram_test"])
 if size == "reduced":  # the text reads the reduced run
-    assert run.result["test_ppl"] < baseline["bigram_test"], (run.result["test_ppl"], baseline["bigram_test"])
     valid = [h["valid_ppl"] for h in run.history]  # "starts above the bigram, ends below it, still improving"
     assert valid[0] > baseline["bigram_valid"] > valid[-1] and valid[-1] < valid[-2], (valid, baseline["bigram_valid"])
     c = run.config
@@ -326,7 +329,7 @@ plt.show()
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 relative = probe["attention"] * torch.arange(len(probe["attention"]))[:, None]  # (targets, inputs): weight x (t - 1)
 column = {w: relative[i + 2:, i] for i, w in enumerate(probe["inputs"][:-2])}  # rows with two slots or more
-assert all(float(c.max() / c.min()) < 1.25 for c in column.values()), column  # "keeps its colour down the rows"
+assert size != "reduced" or all(float(c.max() / c.min()) < 1.25 for c in column.values()), column  # "its colour"
 assert probe["inputs"][5] == "a" and probe["inputs"][14] == "the" and probe["targets"][-1] == "<eos>", probe["inputs"]
 if size == "reduced":  # the figure's reading above
     assert 0.45 < float(relative[6:, 5].min()) and float(relative[6:, 5].max()) < 0.6, relative[:, 5]  # "about half"
@@ -351,7 +354,7 @@ spread = sum(stats.entropy_ratio[t] for t in steps) / len(steps)
 print(f"normalised entropy, mean over the sentence positions of the test set: {spread:.3f}")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-assert spread > 0.95, spread  # "close to uniform"
+assert size != "reduced" or spread > 0.95, spread  # "close to uniform": the reduced run's young model
 
 # %% [markdown]
 # On average the weights are close to uniform: the young model spreads its attention over the whole sentence,

@@ -77,6 +77,9 @@ def _members(path: Path, allowed: set[str]) -> dict[str, bytes]:
             if member.size > MAX_MEMBER_BYTES:
                 raise ArchiveError(f"{path}: {member.name} is {member.size:,} bytes, too large for a results file")
             files[str(name)] = tar.extractfile(member).read()
+            if name.name == "result.json" and b'"smoke_tokens"' in files[str(name)]:
+                raise ArchiveError(f"{path}: {member.name} is a smoke run's (python -m mlm book --smoke), whose "
+                                   "numbers mean nothing; refused")
     return files
 
 

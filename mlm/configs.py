@@ -363,6 +363,7 @@ def smoke_config(cfg: Config, announce: bool = False) -> Config:
         return cfg
     if announce:
         print(f"SMOKE RUN ({cfg.name}): one epoch over {n} training tokens; its numbers mean nothing", flush=True)
+    notes = cfg.notes if "SMOKE RUN" in (cfg.notes or "") else f"{cfg.notes or ''} SMOKE RUN: numbers meaningless.".strip()
 
     def cap(value):
         return n if value is None else min(value, n)
@@ -370,5 +371,7 @@ def smoke_config(cfg: Config, announce: bool = False) -> Config:
     if cfg.data.protocol == "document":  # the first N tokens hold one or two articles and the batch's other rows
         # would be padding: every article is cut to one window instead
         caps = {"data.max_document_tokens": min(cfg.data.max_document_tokens or cfg.data.bptt, cfg.data.bptt)}
-    return apply_overrides(cfg, {**caps, "data.task_examples": min(cfg.data.task_examples, max(n // 50, 100)),
-                                 "train.epochs": 1})
+    cut = apply_overrides(cfg, {**caps, "data.task_examples": min(cfg.data.task_examples, max(n // 50, 100)),
+                                "train.epochs": 1})
+    cut.notes = notes  # config.json says so too
+    return cut

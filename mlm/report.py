@@ -60,7 +60,8 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
     gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise); ``comparison``,
     where given, names a row's comparison from its manifest and claim instead of ``questions``."""
     questions = questions or COMPARISONS
-    notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [95% interval] | seeds | label |",
+    notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [seeds' 95% interval]; widened | "
+                        "seeds | label |",
                         "|---|---|---|---|---|---|"]
 
     def marks(*texts: str) -> str:

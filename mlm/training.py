@@ -41,7 +41,7 @@ from mlm.models.short_attention import NgramHead, WindowAttentionHead
 from mlm.checkpoints import (BEST_FILE, CheckpointError, TrainingState, best_weights, load_checkpoint, map_tensors,
                              restore_rng, save_checkpoint, training_state)
 from mlm.utils import (atomic_write_bytes, atomic_write_json, choose_device, deterministic_on_cpu, headless, machine_info,
-                       set_seed)
+                       set_seed, smoke_tokens)
 
 
 class TrainingDiverged(RuntimeError):
@@ -446,6 +446,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
               "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict(),
               # every epoch runs each of its batches once (a mid-epoch checkpoint resumes after those done)
               "updates": len(run.history) * len(train_batches), **machine_info(device)}
+    if smoke_tokens():  # marked, so that no reader of stored results ever takes it for a run
+        result["smoke_tokens"] = smoke_tokens()
     if finished:
         test_batches = build_batches(cfg, corpus, "test").to(device)
         start = time.perf_counter()

@@ -89,8 +89,8 @@ assert all((m == "cpu") == bool(r.reason) for m, c, r in rows)
 # The figure draws the matched rows only; the rows of the paper's recipe are *inconclusive* whatever their interval,
 # because their control did not beat counting (section 3). Read a matched row by its relative change, not its
 # perplexities: the paper's are on its own corpus (a 77k vocabulary, 47M parameters), ours on PTB at 2.70M.
-# The full rows, with the question each comparison asks, how each side was tuned and the perplexities
-# (mean ± sd over the seeds), follow.
+# Two rows of the paper's recipe have one seed on the model's side, so they show the change alone. The full rows,
+# with the perplexities (mean ± sd over the seeds), follow.
 
 # %%
 show_verdicts("03", results_dir);

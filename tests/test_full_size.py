@@ -92,3 +92,29 @@ def test_commands_that_train_refuse_a_smoke_setting(monkeypatch, capsys, command
     monkeypatch.setenv(SMOKE_ENV, "100")
     assert main(command) == 2
     assert "unset it" in capsys.readouterr().err
+
+
+def test_a_smoke_run_is_marked_and_never_read_as_a_result(tmp_path, monkeypatch):
+    import io
+    import tarfile
+
+    import mlm
+    from mlm.archive import ArchiveError, unpack
+    from mlm.stored import StoredSetting
+
+    monkeypatch.setenv(SMOKE_ENV, "400")
+    cfg = mlm.get_preset("zaremba2014-small", "reduced", overrides={"data.corpus": "synthetic", "train.device": "cpu",
+                                                                    "model.hidden_size": 8, "model.embed_size": 8})
+    run = mlm.train(cfg, run_dir=tmp_path / "results" / "g" / "r" / "seed0", progress=False)
+    assert run.result["smoke_tokens"] == 400 and run.result["epochs_run"] == 1
+    assert "SMOKE RUN" in json.loads((tmp_path / "results" / "g" / "r" / "seed0" / "config.json").read_text())["notes"]
+    with pytest.raises(ValueError, match="smoke run"):  # the one place stored results are read
+        StoredSetting("g", "r").add_seed(tmp_path / "results" / "g" / "r" / "seed0")
+    archive = tmp_path / "batch.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        data = (tmp_path / "results" / "g" / "r" / "seed0" / "result.json").read_bytes()
+        info = tarfile.TarInfo("g/r/seed0/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ArchiveError, match="smoke run"):
+        unpack(archive, tmp_path / "stored", {"result.json"})
