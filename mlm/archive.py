@@ -11,13 +11,14 @@ stored result that differs; it checks the whole archive before it writes anythin
 
 from __future__ import annotations
 
+import json
 import os
 import tarfile
 import threading
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from mlm.utils import atomic_write_bytes
+from mlm.utils import atomic_write_bytes, is_smoke_result
 
 MAX_MEMBER_BYTES = 64 * 2**20  # no file of a run folder's results comes near this
 
@@ -55,6 +56,13 @@ class BatchArchive:
         os.replace(tmp, self.path)
 
 
+def _json_or_none(data: bytes):
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
 def _members(path: Path, allowed: set[str]) -> dict[str, bytes]:
     """``GROUP/RUN/FILE`` -> contents of every file of the archive, or an :class:`ArchiveError` saying which
     member is refused and why."""
@@ -77,7 +85,7 @@ def _members(path: Path, allowed: set[str]) -> dict[str, bytes]:
             if member.size > MAX_MEMBER_BYTES:
                 raise ArchiveError(f"{path}: {member.name} is {member.size:,} bytes, too large for a results file")
             files[str(name)] = tar.extractfile(member).read()
-            if name.name == "result.json" and b'"smoke_tokens"' in files[str(name)]:
+            if name.name == "result.json" and is_smoke_result(_json_or_none(files[str(name)])):
                 raise ArchiveError(f"{path}: {member.name} is a smoke run's (python -m mlm book --smoke), whose "
                                    "numbers mean nothing; refused")
     return files

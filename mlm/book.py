@@ -42,14 +42,15 @@ def size_note(size: str) -> None:
     reduced run's numbers (and, in a smoke run, that this run's numbers mean nothing)."""
     from mlm.utils import smoke_tokens
 
-    if size == "reduced" and not smoke_tokens():
+    smoke = smoke_tokens()
+    if size == "reduced" and not smoke:
         return
     from IPython.display import Markdown, display
 
     text = (f"**This notebook ran at the {size} size.** The prose and the figures' readings describe the reduced "
             "run; read this run's numbers from the outputs, and the stored full-size results in the reports.")
-    if smoke_tokens():
-        text += (f" **Smoke run:** every training read only {smoke_tokens():,} tokens for one epoch, to check "
+    if smoke:
+        text += (f" **Smoke run:** every training read only {smoke:,} tokens for one epoch, to check "
                  "that the code runs; its numbers mean nothing.")
     display(Markdown(text))
 
@@ -187,6 +188,8 @@ def run_book(chapters: list[str] | None = None, size: str = "reduced", output: s
 
     ``smoke``: every training in the chapters reads only this many tokens for one epoch, so that a size's code
     path (``size="full"`` above all) can be checked on a CPU in minutes; such notebooks are never written back."""
+    if smoke is not None and smoke < 1:
+        raise ValueError(f"--smoke takes a positive number of tokens, got {smoke}")
     if smoke and inplace:
         raise ValueError("a smoke run's notebooks show meaningless numbers: run it without --inplace")
     output_dir = Path(output)

@@ -57,12 +57,12 @@ def cmd_presets(args) -> int:
 def cmd_book(args) -> int:
     from mlm.book import run_book
 
-    if args.smoke is not None and (args.smoke < 1 or args.inplace):
-        raise SystemExit("--smoke takes a positive number of tokens and cannot be combined with --inplace "
-                         "(a smoke run's numbers mean nothing; the committed notebooks come from real runs)")
-    runs = run_book(args.chapters, size=args.size, output=args.output, timeout=args.timeout,
-                    device=args.device, seed=args.seed, data_dir=args.data_dir, inplace=args.inplace,
-                    progress=not args.no_progress, smoke=args.smoke)
+    try:
+        runs = run_book(args.chapters, size=args.size, output=args.output, timeout=args.timeout,
+                        device=args.device, seed=args.seed, data_dir=args.data_dir, inplace=args.inplace,
+                        progress=not args.no_progress, smoke=args.smoke)
+    except ValueError as err:  # the arguments: --smoke's count, or --smoke with --inplace
+        raise SystemExit(f"error: {err}") from None
     return 0 if all(r.status == "ok" for r in runs) else 1
 
 

@@ -363,11 +363,13 @@ def smoke_config(cfg: Config, announce: bool = False) -> Config:
         return cfg
     if announce:
         print(f"SMOKE RUN ({cfg.name}): one epoch over {n} training tokens; its numbers mean nothing", flush=True)
-    notes = cfg.notes if "SMOKE RUN" in (cfg.notes or "") else f"{cfg.notes or ''} SMOKE RUN: numbers meaningless.".strip()
+    notes = cfg.notes or ""
+    notes = notes if "SMOKE RUN" in notes else f"{notes} SMOKE RUN: numbers meaningless.".strip()
 
     def cap(value):
         return n if value is None else min(value, n)
-    caps = {"data.max_train_tokens": cap(cfg.data.max_train_tokens), "data.max_eval_tokens": cap(cfg.data.max_eval_tokens)}
+    caps = {"data.max_train_tokens": cap(cfg.data.max_train_tokens),
+            "data.max_eval_tokens": cap(cfg.data.max_eval_tokens)}
     if cfg.data.protocol == "document":  # the first N tokens hold one or two articles and the batch's other rows
         # would be padding: every article is cut to one window instead
         caps = {"data.max_document_tokens": min(cfg.data.max_document_tokens or cfg.data.bptt, cfg.data.bptt)}

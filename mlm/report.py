@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Sequence
-
-from typing import Callable
+from typing import Callable, Sequence
 
 from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown
 from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims
@@ -74,11 +72,11 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
             paper_cell = paper(manifest, claim, row)
         else:
             paper_cell = f"{row.seeds[2]:+.1%}" if row.seeds and row.seeds[2] is not None else "–"
+        seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}" if row.seeds else "–"
         if awaits_runs(row) or not row.seeds:
             ours, seeds = row.verdict, "–"
         elif min(len(row.seeds[0]), len(row.seeds[1])) < 2:
             ours = f"{statistics.fmean(row.seeds[0]) / statistics.fmean(row.seeds[1]) - 1:+.1%} (one seed: no interval)"
-            seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
         else:
             change, low, high = relative_change(*row.seeds[:2])
             ours = f"{change:+.1%} [{low:+.1%}, {high:+.1%}]"
@@ -86,7 +84,6 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
                 ours += (f"; widened [{low - row.machine:+.1%}, {high + row.machine:+.1%}]" + marks(
                     f"widened by ±{row.machine:.1%}, the allowance for hardware: the two sides ran on different "
                     "kinds of machine in different shares; the label reads the widened interval"))
-            seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}"
         model, control = (name(_side(claim, row, side)) for side in (True, False))
         compared = comparison(manifest, claim) if comparison else questions.get(manifest, manifest)
         lines.append(f"| {compared} | {model} vs {control} {claim_marks} | {paper_cell} | "

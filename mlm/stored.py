@@ -101,7 +101,9 @@ class StoredSetting:
         """Read one seed folder (the one place where stored results are read); False while it is unfinished."""
         self.expected += 1
         result = read_json(folder / "result.json")
-        if result and result.get("smoke_tokens"):
+        from mlm.utils import is_smoke_result
+
+        if is_smoke_result(result):
             raise ValueError(f"{folder} holds a smoke run (python -m mlm book --smoke), whose numbers mean nothing; "
                              "delete that folder from the results")
         if not result or "test_ppl" not in result:

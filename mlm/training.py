@@ -446,8 +446,8 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
               "machine": platform.machine(), "paper": cfg.paper, "config": cfg.to_dict(),
               # every epoch runs each of its batches once (a mid-epoch checkpoint resumes after those done)
               "updates": len(run.history) * len(train_batches), **machine_info(device)}
-    if smoke_tokens():  # marked, so that no reader of stored results ever takes it for a run
-        result["smoke_tokens"] = smoke_tokens()
+    if smoke := smoke_tokens():  # marked, so that no reader of stored results ever takes it for a run
+        result["smoke_tokens"] = smoke
     if finished:
         test_batches = build_batches(cfg, corpus, "test").to(device)
         start = time.perf_counter()

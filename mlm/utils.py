@@ -37,6 +37,11 @@ def smoke_tokens() -> int | None:
     return int(value)
 
 
+def is_smoke_result(result: dict | None) -> bool:
+    """Whether a ``result.json`` comes from a smoke run (:func:`mlm.training.train` marks it ``smoke_tokens``)."""
+    return bool(result and result.get("smoke_tokens"))
+
+
 def choose_device(name: str = "auto") -> torch.device:
     """``"auto"`` picks CUDA, then Apple's MPS, then the CPU; any other name is used as given."""
     if name in (None, "", "auto"):

@@ -61,6 +61,8 @@ def test_a_bad_smoke_value_says_what_to_do(monkeypatch, value):
 def test_smoke_notebooks_are_never_written_back(tmp_path):
     with pytest.raises(ValueError, match="without --inplace"):
         run_book(["01"], size="full", output=tmp_path, inplace=True, smoke=100)
+    with pytest.raises(ValueError, match="positive number of tokens"):
+        run_book(["01"], size="full", output=tmp_path, smoke=0)
     assert not any(tmp_path.iterdir())
 
 
