@@ -19,9 +19,9 @@
 #
 # An LSTM carries the whole history of a sentence in one vector of fixed size. Salton et al. keep every output
 # of the LSTM's top layer instead, and before predicting the next word the model looks back over the earlier
-# outputs of the *same sentence* with attention. This chapter builds their attention head from the paper's
-# equations, trains a small one on PTB, looks at where its attention goes, and ends with what the book's runs
-# say about the paper's claim.
+# outputs of the *same sentence* with attention. This chapter builds their attention *head*, a module between
+# the LSTM's top layer and the softmax, from the paper's equations, trains a small one on PTB, looks at where
+# its attention goes, and ends with what the book's runs say about the paper's claim.
 #
 # Paper: *Attentive Language Models*, IJCNLP 2017 (equation numbers below are the paper's).
 
@@ -87,7 +87,7 @@ trained = not smoke_tokens()  # False in a smoke run (python -m mlm book --smoke
 # padding. Row $t$ of the mask lists the slots step $t$ may read; the first row is empty:
 
 # %%
-pad = torch.tensor([[True, True, True, True, False, False]])  # a 4-word sentence padded to 6 steps
+pad = torch.tensor([[True, True, True, True, False, False]])  # 4 real steps, padded to 6
 print(causal_memory_mask(pad, batch=1, time=6, device="cpu")[0].int())  # rows: step t, columns: slot i
 
 # %% [markdown]
@@ -181,13 +181,10 @@ for score in ("single", "combined"):
     print(f"{score:<8} score: the notebook's head and the package's agree")
 
 # %% [markdown]
-# **Why the book's head is not the official code's.** Salton et al.'s published code departs from the
-# equations in three ways. Its memory starts with an extra all-zero slot; its merge is linear, without the
-# $\tanh$ of Eq. 7; and its training graph never grows the memory, so $W_s$, $v_s$, $W_q$ and the half of $W_c$
-# that reads $c_t$ receive no gradient, and only the test graph attends, with those weights still at their
-# random start. The book follows the equations, so its attention is trained. The options
-# `model.attention_zero_slot` and `model.attention_merge="linear"` reproduce the first two departures. The
-# code also counts perplexity its own way (section 4).
+# **The official code.** Salton et al.'s published code departs from these equations; above all, its training
+# graph never grows the memory, so the attention weights receive no gradient and the test graph attends with
+# weights still at their random start. The book follows the equations, so its attention is trained;
+# [report r02](../reports/r02_salton.ipynb) lists every departure and the options that reproduce them.
 
 # %% [markdown]
 # ## 3. Watch it train
@@ -203,7 +200,8 @@ for score in ("single", "combined"):
 #
 # One change is not about size: the head learns at a tenth of the rate. To see the need for it, we train a fresh
 # LSTM and a fresh single-score model for their first 150 updates, the latter once with one rate everywhere and
-# once with the head at a tenth, and record each batch's training perplexity. The dashed line is a *unigram* model, the
+# once with the head at a tenth, and record each batch's training perplexity (the figure draws its running
+# median over 9 batches, so that one odd batch does not stretch the axis). The dashed line is a *unigram* model, the
 # word frequencies counted on the same tokens and scored on validation: roughly the best a model can do that
 # ignores the words read.
 
@@ -257,7 +255,7 @@ if size == "reduced":  # the text reads the reduced run
 
 # %% [markdown]
 # All three start far above the unigram line. The LSTM and the model whose head learns at a tenth fall together,
-# to about 1,000 over the last 20 updates, close to what the word frequencies alone give. With one rate the
+# to about 1,000 over the last 20 updates, within 60% of what the word frequencies alone give. With one rate the
 # attentive model stays about twice as high: in these first updates its head does more harm than good. The curves
 # show *that* the head needs a smaller step, not why; the reduced runs give it a tenth.
 #
@@ -362,10 +360,11 @@ assert size != "reduced" or spread > 0.95, spread  # "close to uniform": the red
 # (section 5, Figures 2 and 3) and liken it to a smoothing of the history; in the official code, whose scores
 # never trained (section 2), near-uniform weights are what one would expect.
 #
-# Spread-out weights on PTB do not mean the mechanism cannot aim, and aiming is what the paper's first hypothesis
-# asks of it: to bridge long-distance dependencies. On the recall task of chapter 00, where the value of a key
-# named up to 60 words earlier must be recalled, the combined score recalls at least 98% of the values at every
-# distance, on each of three seeds, against 38% to 64% for the LSTM; the report has these runs.
+# Spread-out weights on PTB do not mean the mechanism cannot aim, and aiming is what the first of section 1's
+# two costs asks of it: to bridge a dependency that spans many words. On the recall task of chapter 00, where
+# the value of a key named up to 60 words earlier must be recalled, the combined score recalls at least 98% of
+# the values at every distance, on each of three seeds, where the LSTM recalls 38% to 64% of all values;
+# [report r02](../reports/r02_salton.ipynb) has these runs.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 from mlm.manifests.recall import FAMILY_RUNS
@@ -406,8 +405,7 @@ assert large["test"] == 78.4 and large["params"] == "66M" and per_token > 78.4, 
 #
 # The book's test is the paper's recipe against the same network without the head, three seeds each. The reduced
 # run above shows the model in minutes; a test needs runs that converge on all of PTB. They use 2 x 200 units,
-# Zaremba et al.'s small width, at which the book tests every paper with its own recipe: three seeds a side
-# train in hours, where 2 x 650 would take days.
+# Zaremba et al.'s small width, at which the book tests every paper with its own recipe.
 #
 # Each run trains for 24 epochs, when the rate has fallen to 1/4096 of its start, and keeps its best validation
 # epoch; the paper instead stops after 10 epochs without a better one. The head learns at a tenth of the rate,
@@ -450,16 +448,11 @@ assert all(r.verdict == NOT_RUN for (m, _), (_, r) in rows.items() if m == "tune
 # %% [markdown]
 # ## Our verdict
 #
-# With the paper's recipe at 2 x 200 and the head at a tenth of the learning rate (the paper uses one rate),
-# the single score lowers the LSTM's mean test perplexity by 8.4%, from 116.4 to 106.6 (three seeds each, 95%
-# interval 7.8% to 9.0%): by the book's rule ([report r00](../reports/r00_deciding_a_claim.ipynb): the interval
-# clears a ±1% margin; the paper's pair, 70.1 against a stream-protocol LSTM's 82.7, gives a direction only)
-# the claim *holds*, in a trial that *handicaps the control*, whose rate was not tuned.
-#
-# At one rate the head did not beat the LSTM in the book's matched recipe (chapter 06: one untied 128-unit
-# layer, Tran et al.'s schedule), and the paper's recipe at one rate is not run yet. That rate and the merge
-# layer of Eq. 7, which the LSTM lacks and which may carry part of the gain, are not yet controlled for
-# ([the report](../reports/r02_salton.ipynb)).
+# The claim is that the head lowers the test perplexity of the same LSTM. With the paper's recipe at 2 x 200
+# and the head at a tenth of the learning rate, the single score lowers it by 8.4%, from 116.4 to 106.6 (95%
+# interval 7.8% to 9.0%, three seeds each): *holds*, in a trial that *handicaps the control*, whose rate was not
+# tuned. The paper's recipe with one rate everywhere, and the merge layer of Eq. 7, which the LSTM lacks and
+# which may carry part of the gain, are not tested yet; [the report](../reports/r02_salton.ipynb) has the runs.
 
 # %%
 from mlm.plots import own_protocol_figure

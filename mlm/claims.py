@@ -183,13 +183,13 @@ def spread(values: Sequence[float], digits: int = 1) -> str:
 
 def interval_text(model: Sequence[float], control: Sequence[float] | float, machine: float = 0.0) -> str:
     """``-2.3% (95% interval -3.1% to -1.5%)``, and where ``machine`` is not 0 the interval widened by it as
-    well, named the allowance for hardware differences; the change alone where a side has one run."""
+    well, named the hardware allowance; the change alone where a side has one run."""
     n = len(model) if isinstance(control, (int, float)) else min(len(model), len(control))
     if n < 2:
         base = control if isinstance(control, (int, float)) else statistics.fmean(control)
         return f"{statistics.fmean(model) / base - 1:+.1%}"
     change, low, high = relative_change(model, control)
-    widened = (f"; with the allowance for hardware differences, ±{machine:.1%}: {low - machine:+.1%} to "
+    widened = (f"; with the hardware allowance, ±{machine:.1%}: {low - machine:+.1%} to "
                f"{high + machine:+.1%}") if machine else ""
     return f"{change:+.1%} ({LEVEL:.0%} interval {low:+.1%} to {high:+.1%}{widened})"
 
@@ -272,6 +272,14 @@ class PaperClaim:
 def markdown_cell(text) -> str:
     """``text`` made safe for one cell of a Markdown table (pipes escaped, on one line)."""
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence], right: bool = True) -> str:
+    """A Markdown table: ``header``'s names, then one line per row (cells made safe by :func:`markdown_cell`);
+    every column after the first aligned right where ``right`` (numbers)."""
+    align = "|---|" + ("---:|" if right else "---|") * (len(header) - 1)
+    lines = ["| " + " | ".join(map(markdown_cell, header)) + " |", align]
+    return "\n".join(lines + ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows])
 
 
 def claims_markdown(claims: Iterable[Claim], tuning: bool = True) -> str:

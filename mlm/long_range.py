@@ -98,6 +98,11 @@ class CriticalScores:
                 cells[i][j][1] += 1
         return [[(h / n if n else math.nan, n) for h, n in row] for row in cells]
 
+    def accuracy_in(self, d: tuple[int, int], position: tuple[int, int]) -> float:
+        """Accuracy over the critical tokens with ``d[0] <= d < d[1]`` asked at ``position[0] <= position <
+        position[1]`` (one cell of :meth:`table`; NaN where none is)."""
+        return self.table(list(d), list(position))[0][0][0]
+
     def by_position(self, width: int = 10) -> list[tuple[int, int, float, int]]:
         """(first position, last position, accuracy, count) over bins of ``width`` positions from 0."""
         if not self.tokens:

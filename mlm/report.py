@@ -82,7 +82,7 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
             ours = f"{change:+.1%} [{low:+.1%}, {high:+.1%}]"
             if row.machine:  # the seeds' interval, then the one the rule reads
                 ours += (f"; widened [{low - row.machine:+.1%}, {high + row.machine:+.1%}]" + marks(
-                    f"widened by ±{row.machine:.1%}, the allowance for hardware: the two sides ran on different "
+                    f"widened by ±{row.machine:.1%}, the hardware allowance: the two sides ran on different "
                     "kinds of machine in different shares; the label reads the widened interval"))
         model, control = (name(_side(claim, row, side)) for side in (True, False))
         compared = comparison(manifest, claim) if comparison else questions.get(manifest, manifest)

@@ -14,7 +14,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # Report r00 — How the book decides a claim, and the matched recipe run by run
 #
 # Every claim of the book sets a *model* against its *control* and is decided by one rule, from the seeds stored
@@ -36,7 +36,7 @@
 # %% tags=["parameters"]
 results_dir = "../results"
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 import json
 import random
 import statistics
@@ -57,7 +57,7 @@ from mlm.report import COMPARISONS, show_provenance
 from mlm.reproduce import load_manifest
 from mlm.stored import load_settings, machine_label
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # Part A. How a claim is decided
 #
 # ## 1. Every claim and its label
@@ -68,7 +68,7 @@ from mlm.stored import load_settings, machine_label
 # under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with both sides tuned on equal
 # terms (*both sides tuned*). The labels per manifest:
 
-# %%
+# %% tags=[]
 every = []  # (manifest, claim, row) for every claim of every manifest
 for manifest in MANIFESTS:
     claims = manifest_claims(manifest)
@@ -80,7 +80,7 @@ lines += [f"| {label} | " + " | ".join(str(counts[(m, label)]) for m in MANIFEST
           for label in (*LABELS, FEW_SEEDS, NOT_RUN) if any(counts[(m, label)] for m in MANIFESTS)]
 show_markdown("\n".join(lines));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # One table per manifest follows. *ours* is the change of the means with its 95% interval, widened by the
 # machine term where there is one; a letter in the *tuning* column points to how each side was tuned, listed
 # under the table. Where the tuning was unequal, the label names the side it handicaps: *handicaps the control*
@@ -90,7 +90,7 @@ show_markdown("\n".join(lines));
 # not beat the count baseline of its data, which makes the claim untestable whatever its interval (section 7).
 # A dash (–) under *ours* means that fewer than two seeds a side are stored.
 
-# %%
+# %% tags=[]
 def ours(row) -> str:
     """Our change with its interval (widened by the machine term where there is one), or a dash."""
     model, control = row.seeds[:2] if row.seeds else ([], [])
@@ -126,7 +126,7 @@ def claims_table(manifest: str) -> str:
 for manifest in MANIFESTS:
     show_markdown(claims_table(manifest))
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 from markdown_it import MarkdownIt
 
 rendered = MarkdownIt("commonmark").enable("table").render(claims_table("cpu"))
@@ -139,7 +139,7 @@ both_tuned = [r for m, c, r in every if m == "tuned" or (not c.handicaps and not
                                                         and not isinstance(c.control, str))]
 assert both_tuned and all(awaits_runs(r) for r in both_tuned)  # "the rows that tune both sides ... not run yet"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. The interval
 #
 # The rule's input is the **relative change** of the mean test perplexity over the seeds,
@@ -158,7 +158,7 @@ assert both_tuned and all(awaits_runs(r) for r in both_tuned)  # "the rows that 
 # degrees of freedom. The formula by hand, on window attention against the LSTM under the matched recipe
 # (mean ± sd over the seeds):
 
-# %%
+# %% tags=[]
 stored = load_settings([s for s in compare.RUNS if s.base in ("lstm", "window-L5")], results_dir)
 window, lstm = (stored[name].values("test_ppl") for name in ("window-L5", "lstm"))
 parts = [statistics.variance(side) / len(side) for side in (window, lstm)]  # s^2 / n per side
@@ -170,11 +170,11 @@ print(f"window attention {spread(window, 2)}; LSTM {spread(lstm, 2)}")
 print(f"se {se:.3f}, nu {nu:.2f}, t {t:.3f}: interval {by_hand[0]:+.2%} to {by_hand[1]:+.2%}")
 print("relative_change gives", ", ".join(f"{x:+.2%}" for x in relative_change(window, lstm)))
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert all(abs(a - b) < 1e-12 for a, b in zip(by_hand, relative_change(window, lstm)[1:]))
 assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Each interval is a 95% interval for its own claim, with no adjustment for the many claims the book reads.
 # Claims that share a control are not independent: most matched-recipe rows share the LSTM's five seeds, so one
 # unlucky set of control seeds would move them together. Where the paper's own pair is no controlled comparison
@@ -206,7 +206,7 @@ assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 # large gain to a loss. The right panel widens every interval by the whole machine bound of section 5, as for a
 # claim whose two sides each ran on their own kind of machine.
 
-# %%
+# %% tags=[]
 sd = statistics.stdev(lstm) / statistics.fmean(lstm)  # the spread of one seed, relative to the mean
 term = machine_shift(["EPYC", "Xeon"], results_dir)  # the whole bound between the matched recipe's two processors
 changes = np.round(np.arange(-0.12, 0.041, 0.005), 3)
@@ -226,7 +226,7 @@ label_rates(changes, synthetic, paper=-0.05,
             titles=["both sides on one kind of machine", f"each side on its own kind: widened by {term:.1%}"])
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 near_zero = synthetic[0.0][list(changes).index(0.0)]
 at_paper = synthetic[0.0][list(changes).index(-0.05)]
 assert near_zero[INCONCLUSIVE] > 0.6 and near_zero[NO_EFFECT] < 0.4, near_zero  # "mostly inconclusive"
@@ -237,7 +237,7 @@ assert synthetic[term][at_two][INCONCLUSIVE] > synthetic[0.0][at_two][INCONCLUSI
 assert all(s[NO_EFFECT] == 0 for s in synthetic[term]) and term > MARGIN  # "never no effect"
 assert 0.003 < sd < 0.006, sd  # "about half a per cent"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # With seeds that vary by about half a per cent, a true gain as large as the paper's almost always *holds*, a
 # gain far larger is flagged, and a loss beyond the margin reads *worse*. A true change of zero reads mostly
 # *inconclusive*, not *no effect*: with three seeds a side the interval is seldom narrow enough to fit inside
@@ -252,7 +252,7 @@ assert 0.003 < sd < 0.006, sd  # "about half a per cent"
 # rule again, both sides on one kind of machine, at a true change of zero and at the paper's 5% gain, for more
 # seeds a side (the rule asks for three; here it is told to accept two).
 
-# %%
+# %% tags=[]
 seed_counts = [2, 3, 4, 5, 8, 12, 20]
 by_seeds = {c: [] for c in (0.0, -0.05)}
 for n in seed_counts:
@@ -275,12 +275,12 @@ for ax in (left, right):
 fig.tight_layout()
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert half_width[0] > 1.8 * half_width[1] and half_width[1] > MARGIN > half_width[2], half_width  # "nearly twice"
 assert by_seeds[-0.05][1] > 0.9 and by_seeds[-0.05][0] < 0.85, by_seeds  # three: a 5% gain holds; two: often not
 assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_seeds  # "about eight seeds a side"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Two seeds a side give an interval nearly twice as wide as three (their $t$ has two degrees of freedom, not
 # four), and a real 5% gain then often fails to clear the margin. Three seeds a side call that gain reliably,
 # which is what most claims need. Saying *no effect* is harder: the whole interval must fit inside ±1%, and at
@@ -294,18 +294,18 @@ assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_
 # different numbers on another kind of processor or a GPU (other kernels, other summation orders). The book
 # measures this by rerunning stored runs elsewhere. Each pair below is one command on two kinds of machine:
 
-# %%
+# %% tags=[]
 pairs = machine_pairs(results_dir)
 show_markdown("| run | rerun on | stored on | shift of the test perplexity |\n|---|---|---|---:|\n" + "\n".join(
     f"| {p.run} | {p.kinds[0]} | {p.kinds[1]} | {p.shift:+.2%} |" for p in pairs));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # One rerun's shift mixes two things: a bias of the machine, which would move every run alike, and the
 # divergence of one training run once its sums round differently, which acts like a new seed. The matched
 # recipe's control ran three seeds on one kind of processor and two on the other; their means sit much closer
 # than the rerun of seed 0 moved:
 
-# %%
+# %% tags=[]
 control_setting = load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"]
 by_kind = {}
 for seed, kind, ppl in zip(control_setting.seeds, control_setting.machine_kinds(), control_setting.values("test_ppl")):
@@ -317,10 +317,10 @@ for kind, runs in by_kind.items():
 split = statistics.fmean(p for _, p in runs_b) / statistics.fmean(p for _, p in runs_a) - 1
 print(f"mean on {kind_b} against mean on {kind_a}: {split:+.1%}")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(pairs[0].shift), (split, pairs)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The book bounds the shift between two kinds of machine by the far end of the 95% interval of their mean shift,
 # $|\bar\delta| + t \cdot s_\delta / \sqrt{n}$ over $n \ge 3$ measured pairs (`mlm.evidence.shift_bound`); with
 # fewer pairs, by a stand-in as wide as the widest measured bound and at least the largest shift of one run seen
@@ -335,7 +335,7 @@ assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(
 # claim, with the kinds of machine its two sides' seeds ran on (*unknown*: a run that recorded neither its
 # processor nor a GPU, counted as a kind of its own):
 
-# %%
+# %% tags=[]
 def kinds_of(manifest, claim, row) -> list[Counter]:
     """How many seeds of each side ran on each kind of machine."""
     runs = (row.model_run, row.control_run)
@@ -354,7 +354,7 @@ measured = Counter(frozenset(p.kinds) for p in pairs)
 print("pairs measured per two kinds:", "; ".join(f"{' and '.join(sorted(k))}: {n}" for k, n in measured.items()))
 print(f"a bound from three pairs at -1.1%, -0.9% and -1.2% would be ±{shift_bound([-0.011, -0.009, -0.012]):.2%}")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert all(n < 3 for n in measured.values()), measured  # "fewer than three pairs: the stand-in"
 assert term == max(abs(p.shift) for p in pairs) and 0.011 < term < 0.013, term
 assert all(abs(r.machine - machine_term(*(list(k.elements()) for k in kinds), results_dir)) < 1e-12
@@ -366,7 +366,7 @@ assert len(whole) == 2 and term > MARGIN and {m for m, _, r, _ in widened if r.m
 assert max(r.machine for _, _, r, _ in widened if r.machine < term) < 0.0075  # "at most 0.72%"
 assert shift_bound([-0.011, -0.009, -0.012]) > term and round(t_quantile(0.975, 2), 1) == 4.3
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # No two kinds of machine have three measured pairs yet, so every bound is the stand-in, the largest one-run
 # shift measured (about 1.2%). Three pairs alone would not narrow it: three shifts like the ones measured give a
 # larger bound, since $t$ with two degrees of freedom is 4.3; it narrows with more pairs, or with pairs that agree
@@ -388,27 +388,27 @@ assert shift_bound([-0.011, -0.009, -0.012]) > term and round(t_quantile(0.975, 
 # perplexity over the seeds every candidate has stored (`mlm.evidence.choose`), never the test perplexity.
 # Salton et al.'s single score, with the head at the full and at a tenth of the learning rate:
 
-# %%
+# %% tags=[]
 salton = load_settings([s for s in compare.RUNS if s.base.startswith("attentive-single")], results_dir)
 chosen, how = choose(salton, ("attentive-single", "attentive-single-headlr0.1"))
 print(how)
 handicapped = Counter(r.handicaps for _, _, r in every if r.handicaps)
 print("Claims whose trial handicaps a side: " + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert chosen.run == "attentive-single-headlr0.1", how
 tuned_salton = [r for m, c, r in every
                 if m == "compare" and c.model == ("attentive-single", "attentive-single-headlr0.1")]
 assert len(tuned_salton) == 1 and awaits_runs(tuned_salton[0]), tuned_salton  # "not run yet"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Validation takes the head at a tenth of the rate. The control of that comparison, the LSTM, is to be tuned
 # over its learning rate (0.5, 1, 2), and the runs at 0.5 and 2 are not run yet; until they are, the row that
 # compares the two tuned sides waits, and the row with the control at one rate stands in its place, labelled as
 # handicapping the control. Every claim with a tuned side, with how many candidates each side has and what
 # validation chose:
 
-# %%
+# %% tags=[]
 def chosen_side(manifest, claim, side) -> str:
     """How many candidates one side has and the one validation chose (or why none is chosen yet)."""
     names = PaperClaim.candidates(side)
@@ -425,14 +425,14 @@ lines += [f"| {COMPARISONS[m]} | {c.chapter} | {markdown_cell(c.text)} | {chosen
           if not (isinstance(c.model, str) and isinstance(c.control, str))]
 show_markdown("\n".join(lines));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 7. The count-baseline floor
 #
 # A control that does not beat the interpolated bigram of its own tokens (chapter 00) has learned too little for
 # anything to be added to it. Every group stores that bigram's perplexity; a claim whose control's mean is no
 # better reads *inconclusive*, whatever its interval, with the reason in its row:
 
-# %%
+# %% tags=[]
 floors = {}
 for path in sorted(Path(results_dir).glob("*/baseline.json")):
     floors[path.parent.name] = json.loads(path.read_text())["bigram_test"]
@@ -445,11 +445,11 @@ show_markdown("\n".join(["| comparison | claim | label |", "|---|---|---|"]
 show_markdown("| group | bigram test perplexity |\n|---|---|\n"
               + "\n".join(f"| {g} | {v:.1f} |" for g, v in floors.items()));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert len(reasons) == 1, reasons  # one note serves every row
 assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-daniluk2017-wt2" for _, c, r in floored)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Only the paper's own recipe for Daniluk et al. hits the floor: its LSTM, at a tenth of the paper's corpus and
 # stopped after three epochs without improvement (report r03), does not beat word-pair counts, so its four claims
 # cannot be read, whatever their intervals say.
@@ -459,19 +459,19 @@ assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-d
 # Chapter 06 sets every family against its control under one recipe (Tran et al.'s SGD schedule, no dropout,
 # PTB sentences, about 2.70M parameters). Its verdict figure, with every decided row:
 
-# %%
+# %% tags=[]
 rows = {c.text: r for m, c, r in every if m == "compare" and not awaits_runs(r)}
 interval_plot(list(rows.values()), [compare.ROW_LABELS[t] for t in rows], title="The matched recipe, PTB")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 8. Quality, size and training
 #
 # Test perplexity over the stored seeds, the epoch of the best validation perplexity, and the training perplexity
 # at the last epoch: without dropout every model fits PTB's training text far better than its test text, and
 # every run reaches its best validation epoch before its schedule ends.
 
-# %%
+# %% tags=[]
 def span(values) -> str:
     """'41-66', or one number where every value rounds to it."""
     low, high = f"{min(values):.0f}", f"{max(values):.0f}"
@@ -490,7 +490,7 @@ show_markdown("| family | width | parameters | test perplexity (mean ± sd) | be
                   f"{', '.join(map(str, peaks[n]))} | {span(final_train[n])} |"
                   for n, s in stored_families.items()));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert max(max(v) for v in peaks.values()) <= 11 and all(r["epochs_run"] == 15 for s in stored_families.values()
                                                           for r in s.results)
 assert all(91.5 <= v < 94.5 for v in final_train["rmr-notm-g"])
@@ -498,14 +498,14 @@ assert max(max(v) for n, v in final_train.items() if n not in ("rmr-notm-g", "vs
 assert min(min(v) for v in final_train.values()) >= 40.5
 assert "lstm-h279" not in stored_families  # "not run yet"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Every run reached its best validation perplexity by epoch 11 of 15 and ran its schedule out. RMR cannot fit
 # the training text: two layers of 65 units end at a training perplexity of 92-94, where every other model
 # without smoothing reaches 41-66. Width follows the budget, so where perplexity follows width (the tied LSTM at
 # 228, key-value-predict and the 4-gram RNN at 279), the head may not be the cause; the 279-wide LSTM alone,
 # which would separate the two, is not run yet.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 def ratio(runs, name, reference="compare-ptb/lstm"):
     """Training time of bench row ``name`` against ``reference`` in one bench run."""
     return runs[reference]["train_tokens_per_second"] / runs[name]["train_tokens_per_second"]
@@ -519,13 +519,13 @@ def same_width(name):
     return compare.SAME_SIZE[name] if compare.SAME_SIZE[name] in bench else own if plain else "compare-ptb/lstm"
 
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 9. Speed
 #
 # Training tokens per second from one bench run of every family's seed 0, the time against the LSTM of the budget
 # and against a plain LSTM of the head's own width, and how far the ratios moved in a second bench run:
 
-# %%
+# %% tags=[]
 bench = {r["preset"]: r for r in json.loads((Path(results_dir) / "bench-compare-cpu.json").read_text())}
 repeat = {r["preset"]: r for r in json.loads((Path(results_dir) / "bench-compare-cpu-repeat.json").read_text())}
 lines = ["| family | train tokens/s | time × LSTM | time × same-width LSTM |", "|---|---:|---:|---:|"]
@@ -541,7 +541,7 @@ width_moves = [abs(ratio(bench, r, same_width(r[12:])) - ratio(repeat, r, same_w
 print(f"a second bench run moved the ratios by up to {max(moves):.2f} against the LSTM and {max(width_moves):.2f} "
       "against the LSTM of the same width")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 heads = ["attentive-single", "attentive-combined", "window-L5", "kv-L5", "kvp-L5", "ngram4", "rm-tm-g", "rmr-notm-g"]
 assert all(ratio(bench, f"compare-ptb/{n}") <= 1.25 for n in heads)
 assert 0.15 < max(moves) < 0.25 and 0.25 < max(width_moves) < 0.35, (moves, width_moves)
@@ -550,7 +550,7 @@ assert all(v < 1 - max(width_moves) for v in same.values()), same  # "faster tha
 lstm_weights = 4 * 128 * (128 + 128) + 8 * 128  # the LSTM's matrices and biases at width 128
 assert round(128 * 10_002 / lstm_weights) == 10  # "ten times the LSTM's weights"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # At this size the softmax dominates the time: its 10,000-word matrix is ten times the LSTM's weights, so every
 # head trains within 1.25 times the LSTM's time. Read only differences larger than the second run's moves (up to
 # 0.2 against the LSTM, 0.3 against the same width). Key-value-predict and the 4-gram RNN train faster than a
@@ -562,7 +562,7 @@ assert round(128 * 10_002 / lstm_weights) == 10  # "ten times the LSTM's weights
 # before it, from a zero state (Khandelwal et al., 2018). Under the sentence protocol no model ever sees past
 # its sentence, so this measures how much *of the sentence* each uses; it cannot show memory beyond it.
 
-# %%
+# %% tags=[]
 LABEL = compare.LABELS
 curves = {LABEL[n]: [h["test_ppl_by_history"] for h in s.files["history.json"]] for n, s in stored_families.items()}
 groups = {"no attention or memory block": ["LSTM", "tied LSTM", "tied LSTM, width 128", "4-gram RNN"],
@@ -601,7 +601,7 @@ for label, seeds in curves.items():
     print(f"{label:<34}" + "".join(f"{percent([cost(c, k) for c in seeds]):>{w}}"
                                    for k, w in ((2, 15), (5, 9), (10, 9), (20, 9))))
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 for label, seeds in curves.items():
     assert all(cost(c, 20) <= 0.01 < cost(c, 10) for c in seeds), label
 PLAIN = ("LSTM", "tied LSTM", "tied LSTM, width 128", "4-gram RNN")
@@ -617,7 +617,7 @@ assert min(cost(c, 2) for m in full_lr for c in curves[m]) > max(cost(c, 2) for 
 assert all(statistics.fmean(test[n]) > statistics.fmean(test["lstm"]) for n in ("attentive-single",
                                                                                  "attentive-combined"))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Every model is within 1% of its whole-sentence perplexity once it sees the last 20 words, and within 3-6% once
 # it sees 10. Cut to 2 words, the models without attention or a memory block lose 37-46%, every model that
 # attends or reads a memory 47-82% (RMR least).
@@ -634,12 +634,12 @@ assert all(statistics.fmean(test[n]) > statistics.fmean(test["lstm"]) for n in (
 # The kind of machine of each stored seed, in seed order, and each setting's provenance (the command of its
 # first seed reruns it):
 
-# %%
+# %% tags=[]
 for name, s in stored_families.items():
     print(f"{LABEL[name]:<36} {', '.join(machine_label(r) for r in s.results)}")
 show_provenance([("compare-ptb", "compare")], results_dir);
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 12. What the matched recipe cannot say, and what waits
 #
 # Every row here is one recipe at one size, not the papers' own: no dropout, SGD on sentences from a zero state,
@@ -647,11 +647,11 @@ show_provenance([("compare-ptb", "compare")], results_dir);
 # The papers' own comparisons at reduced widths (the paper reports) and at their full sizes can disagree with
 # these rows. The rows not run yet, with how each side is to be tuned and the runs they still need:
 
-# %%
+# %% tags=[]
 waiting = [(c, r) for m, c, r in every if m == "compare" and awaits_runs(r)]
 show_markdown("\n".join(f"- **{compare.ROW_LABELS[c.text]}**: {markdown_cell(c.tuning)}; runs to train: "
                         + ", ".join(run for run in c.runs if not settings[run].seeds) for c, r in waiting)
               + "\n\nEach trains with `python -m mlm reproduce compare --only 'compare-ptb/RUN'`.");
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert waiting and all(r.verdict == NOT_RUN for _, r in waiting)

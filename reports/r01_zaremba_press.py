@@ -365,7 +365,7 @@ assert other[0].kinds[1].startswith("NVIDIA H100"), other  # "stored from an H10
 #   test, -5.2%), is with dropout; every tied pair the book has stored is without it. The full-size pairs of
 #   section 2 would test it.
 # - **Dead end: the equal-width row read as a loss.** Under an earlier form of the rule, without the ±1%
-#   margin or an allowance for hardware differences, the equal-width row's small positive change read as a
+#   margin or a hardware allowance, the equal-width row's small positive change read as a
 #   loss for tying. The reruns of section 4 showed that a change of machine moves a run about as much, so
 #   that reading was dropped: the row is read with the margin and, where its sides ran on different kinds
 #   of machine, the allowance.

@@ -17,7 +17,7 @@
 # %% tags=["parameters"]
 results_dir = "../results"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # Report r02 — Salton et al. 2017: does attention over the sentence beat the same LSTM?
 #
 # Salton, Ross & Kelleher (2017) report the single-score Attentive LM at 70.1 test perplexity on PTB (about 86 per
@@ -27,7 +27,7 @@ results_dir = "../results"
 # scores end about 1% worse than the LSTM: *inconclusive*. The trials that also tune the control's rate, and the
 # ablation of the merge layer, are not run yet.
 
-# %%
+# %% tags=[]
 import statistics
 
 import matplotlib.pyplot as plt
@@ -46,18 +46,18 @@ from mlm.report import (provenance_line, show_full_size, show_provenance, show_s
 from mlm.stored import load_stored_recall
 
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The verdicts
 #
 # Each claim with its runs stored: the comparison, how each side was tuned, our test perplexities (mean ± sd over
 # seeds), the relative change of the means with its 95% interval, and the rule's label (report r00). "Handicaps
 # the control" marks a trial whose model was tuned and whose control was not.
 
-# %%
+# %% tags=[]
 rows = [(m, c, r) for m, c, r in verdict_rows("02", results_dir) if r.decided]  # (manifest, claim, row)
 where = {"cpu": "the paper's recipe, 2 x 200", "compare": "the book's matched recipe"}
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 _table = ["| comparison | model vs control | how each side was tuned | ours: model vs control | change | verdict |",
           "|---|---|---|---|---|---|"]
 for m, c, r in rows:
@@ -66,7 +66,7 @@ for m, c, r in rows:
                   f"{interval_text(r.seeds[0], r.seeds[1], r.machine)} | **{r.label_text}** |")
 show_markdown("\n".join(_table));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The paper's pairs are 70.1 (single) and 70.7 (combined) against Zaremba et al.'s medium LSTM at 82.7, -15.2%
 # and -14.5%. That LSTM ran under the stream protocol, and the paper's numbers skip each sentence's first word
 # (about 86 and 87 per predicted token, section 6), so the rule reads their direction only, not their size.
@@ -74,7 +74,7 @@ show_markdown("\n".join(_table));
 # The paper trains the whole network at one rate. The matched recipe also ran both scores that way, against the
 # same LSTM; no claim row reads these runs, so the rule is applied to them here:
 
-# %%
+# %% tags=[]
 matched_runs = ["lstm", "lstm-lr0.5", "lstm-lr2.0", "attentive-single", "attentive-combined",
                 "attentive-single-headlr0.1", "attentive-combined-headlr0.1"]
 matched = show_seeds("compare-ptb", "compare", results_dir, runs=matched_runs)
@@ -85,7 +85,7 @@ for score in ("attentive-single", "attentive-combined"):
     one_rate[score] = (model, control, shift, verdict(model, control, machine=shift))
     print(f"{score} vs lstm (paper's single rate): {interval_text(model, control, shift)}: {one_rate[score][3]}")
 
-# %%
+# %% tags=[]
 entries = [(f"{where[m]}:\n{r.model_run} vs {r.control_run}", r.seeds[0], r.seeds[1], r.machine, r.label_text,
             paper_numbers(c)[0] / paper_numbers(c)[1] - 1) for m, c, r in rows]
 entries += [(f"the book's matched recipe:\n{k} vs lstm (paper's single rate)", model, control, shift, label,
@@ -94,7 +94,7 @@ entries += [(f"the book's matched recipe:\n{k} vs lstm (paper's single rate)", m
 salton_claims_figure(entries, title="Salton et al.'s claims: change of test perplexity against the LSTM")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 decided = {(m, c.model if isinstance(c.model, str) else c.model[0]): r for m, c, r in rows}
 own = decided["cpu", "single-headlr0.1"]
 single = decided["compare", "attentive-single-headlr0.1"]
@@ -115,7 +115,7 @@ assert [round(100 * relative_change(*v[:2])[0], 1) for v in one_rate.values()] =
 assert all(v[3] == INCONCLUSIVE for v in one_rate.values()), one_rate  # "inconclusive"
 assert cpu.SALTON_WIDTH == 200 and cpu.SALTON_EPOCHS == 24
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The paper's recipe gives the largest gain, with every seed of the model below every seed of the control.
 # The matched rows gain less; their two sides ran on two kinds of processor in different shares, so the rule
 # widens their intervals by the measured shift between machines, and both still clear the margin. All three
@@ -123,15 +123,15 @@ assert cpu.SALTON_WIDTH == 200 and cpu.SALTON_EPOCHS == 24
 # worse than the LSTM on average, but their intervals, widened for the machines, reach inside the ±1% margin:
 # *inconclusive*.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. At the paper's size
 #
 # The paper's runs are 2 x 650 on all of PTB. The book's full-size manifest declares them; they are not run yet.
 
-# %%
+# %% tags=[]
 show_full_size("02", results_dir);
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. The paper's recipe at 2 x 200
 #
 # The paper's recipe (two tied layers, 50% dropout, the sentence protocol, SGD at rate 1 halved every epoch from
@@ -140,15 +140,15 @@ show_full_size("02", results_dir);
 # learns at a tenth of the rate (section 5). The group is named "cpu" after its manifest, whose reduced widths
 # are meant for a CPU; these runs were trained on a GPU (section 9).
 
-# %%
+# %% tags=[]
 own_settings = show_seeds("cpu-salton2017-ptb", "cpu", results_dir)
 
-# %%
+# %% tags=[]
 protocol_curves({"LSTM": own_settings["lstm"], "single score, head at 0.1x": own_settings["single-headlr0.1"]},
                 title="cpu-salton2017-ptb: validation perplexity, one line per seed")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 lstm_v, head_v = ([[m["valid_ppl"] for m in own_settings[k].metrics(i)] for i in range(3)]
                   for k in ("lstm", "single-headlr0.1"))
 lstm_lr = [m["lr"] for m in own_settings["lstm"].metrics(0)]
@@ -169,7 +169,7 @@ assert 130 < min(own_train[0]) and max(own_train[0]) < 132 and 110 < min(own_tra
 own_params = [own_settings[k].results[0]["parameters"] for k in ("lstm", "single-headlr0.1")]
 assert [round(x / 1e6, 2) for x in own_params] == [2.65, 2.77] and round(100 * (own_params[1] / own_params[0] - 1), 1) == 4.5
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # - The LSTM leads for the first two epochs (validation 242 to 251 after the first, against 274 to 297): even at
 #   a tenth of the rate, the head starts slower.
 # - From the sixth epoch every seed with the head is ahead of every seed without, by about 13 points at epoch 12.
@@ -179,7 +179,7 @@ assert [round(x / 1e6, 2) for x in own_params] == [2.65, 2.77] and round(100 * (
 #   132).
 # - The head adds 4.5% to the parameters (2.77M against 2.65M).
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. The matched recipe
 #
 # The book's own comparison (chapter 06): Tran et al.'s recipe, one LSTM layer of 128 units with an untied
@@ -187,20 +187,20 @@ assert [round(x / 1e6, 2) for x in own_params] == [2.65, 2.77] and round(100 * (
 # fourth, 15 epochs, the test perplexity of the best validation epoch. The heads add about 2% to the parameters.
 # The control's learning rates 0.5 and 2 are not run yet. The seeds are listed in section 1.
 
-# %%
+# %% tags=[]
 labels = {"lstm": "LSTM", "attentive-single": "single, full rate", "attentive-combined": "combined, full rate",
           "attentive-single-headlr0.1": "single, head 0.1x", "attentive-combined-headlr0.1": "combined, head 0.1x"}
 curves = {labels[k]: [matched[k].metrics(i) for i in range(len(matched[k].seeds))] for k in labels}
 matched_recipe_panels(curves, title="compare-ptb: validation and training perplexity by epoch, one colour per seed")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Seed 1 jumps back at epoch 4, the last at rate 1, in every attentive setting: by about half at the full rate,
 # by 12% to 16% with the head at a tenth, while the LSTM's seed 1 barely moves. The close-up shows epochs 5 to 15,
 # where the differences the verdicts read lie; the combined score at the full rate, whose lines run with the
 # single score's, is left out to keep the lines apart:
 
-# %%
+# %% tags=[]
 fig, ax = plt.subplots(figsize=(9, 4.5))
 valid_by_seed({"LSTM": curves["LSTM"], "single, full rate": curves["single, full rate"],
                "single, head 0.1x": curves["single, head 0.1x"], "combined, head 0.1x": curves["combined, head 0.1x"]},
@@ -208,14 +208,14 @@ valid_by_seed({"LSTM": curves["LSTM"], "single, full rate": curves["single, full
 ax.set_title("compare-ptb, epochs 5-15: validation perplexity by seed (dot: each seed's best)", fontsize=10)
 plt.show()
 
-# %%
+# %% tags=[]
 print(f"{'':<24}{'seed':>5}{'valid, epoch 1':>16}{'best valid':>12}{'train, last epoch':>19}")
 for label, seeds in curves.items():
     for i, metrics in enumerate(seeds):
         print(f"{label:<24}{i:>5}{metrics[0]['valid_ppl']:>16.0f}{min(m['valid_ppl'] for m in metrics):>12.1f}"
               f"{metrics[-1]['train_ppl']:>19.1f}")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 first = {k: [m[0]["valid_ppl"] for m in seeds] for k, seeds in curves.items()}
 best = {k: [min(e["valid_ppl"] for e in m) for m in seeds] for k, seeds in curves.items()}
 final_train = {k: [m[-1]["train_ppl"] for m in seeds] for k, seeds in curves.items()}
@@ -245,7 +245,7 @@ assert (recipe["data"]["batch_size"], recipe["train"]["lr"], recipe["train"]["de
         recipe["data"]["max_train_tokens"]) == (20, 1.0, 4, 15, None), recipe
 assert not matched["lstm-lr0.5"].seeds and not matched["lstm-lr2.0"].seeds  # "not run yet"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # - At the full rate the heads' first validation is 371 to 670, the LSTM's 189 to 207. Once the rate decays
 #   they come close, but their best validation stays about 1% *above* the LSTM's (worse), and their training
 #   perplexity ends higher (63-66 against 56-58): they fit the training text less well, the mark of a model
@@ -255,7 +255,7 @@ assert not matched["lstm-lr0.5"].seeds and not matched["lstm-lr2.0"].seeds  # "n
 # - The claim rows of section 1 read these last two settings against the LSTM at rate 1; the full-rate settings
 #   are the paper's single rate, set against the same LSTM in section 1 as well.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 5. The head's learning rate
 #
 # Three pieces of evidence that the head needs a smaller step than the LSTM under these recipes:
@@ -266,10 +266,10 @@ assert not matched["lstm-lr0.5"].seeds and not matched["lstm-lr2.0"].seeds  # "n
 # - **Four epochs on all of PTB** at 2 x 256, one learning rate, the paper's dropout (one seed each, an early
 #   run kept for this):
 
-# %%
+# %% tags=[]
 longer = show_seeds("salton2017-ptb-256-4ep", "stored", results_dir)
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert 1.8 < longer["single"].values("test_ppl")[0] / longer["lstm"].values("test_ppl")[0] < 2.3  # "about twice"
 assert [len(x.seeds) for x in longer.values()] == [1, 1] and longer["single"].results[0]["epochs_run"] == 4
 early = longer["single"].results[0]["config"]
@@ -278,7 +278,7 @@ choice = [r for m, c, r in verdict_rows("02", results_dir)
           if m == "compare" and isinstance(c.model, tuple) and c.model[0] == "attentive-single"][0]
 assert "attentive-single 123.3, attentive-single-headlr0.1 118.8" in choice.tuning, choice.tuning
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # After four epochs the single-score model's test perplexity is still about twice the LSTM's.
 #
 # - **The matched recipe** (section 4): on validation, over the same three seeds, the single score at the full
@@ -287,7 +287,7 @@ assert "attentive-single 123.3, attentive-single-headlr0.1 118.8" in choice.tuni
 #
 # Why the head needs the smaller step, these runs do not measure.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 6. The paper's numbers and the official code
 #
 # The official code (giancds/attentive_lm, TensorFlow) differs from the paper in ways that change what its
@@ -298,18 +298,18 @@ assert "attentive-single 123.3, attentive-single-headlr0.1 118.8" in choice.tuni
 #   predicted token (the scale of Zaremba et al.'s 82.7; the book's scale also counts each first word, so these
 #   are lower bounds on it):
 
-# %%
+# %% tags=[]
 for score in ("single", "combined"):
     valid, test, parameters = SALTON_RESULTS["ptb", score]
     print(f"{score:<9} reported test {test} ({parameters} parameters): about {test ** PTB_PER_TOKEN:.0f} "
           f"per predicted token")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 large = get_preset("zaremba2014-large").paper
 assert large["test"] == 78.4 and large["params"] == "66M" and SALTON_RESULTS["ptb", "single"][1] ** PTB_PER_TOKEN > 78.4
 assert get_preset("salton2017-ptb-single", "full").train.loss_reduction == "sequence_sum"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # - **The abstract's comparison.** Per predicted token, 70.1 is also above the 78.4 of Zaremba et al.'s large LSTM
 #   (66M parameters), which the abstract says the attentive model beats.
 # - **The loss.** The paper minimises "the average negative log probability of the target words"; the code sums
@@ -329,7 +329,7 @@ assert get_preset("salton2017-ptb-single", "full").train.loss_reduction == "sequ
 # - A public PyTorch port of the model (gautierdag/pytorch-attentive-lm) reports its attentive model worse than
 #   its own LSTM baseline on PTB; no public reproduction of the paper's gain was found.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 7. Key-value recall
 #
 # The paper's first hypothesis is that attention lets the model bridge long-distance dependencies (its section 1,
@@ -339,14 +339,14 @@ assert get_preset("salton2017-ptb-single", "full").train.loss_reduction == "sequ
 # The stored runs (64 units, Adam, 15 epochs, three seeds each) put the plain LSTM beside both scores (grey: the
 # LSTM's mean):
 
-# %%
+# %% tags=[]
 families = ("LSTM", "Attentive, single", "Attentive, combined")
 recall = load_stored_recall({label: FAMILY_RUNS[label] for label in families}, results_dir)
 chance = recall["LSTM"].extras[0]["chance"]
 recall_panels(recall, chance, reference="LSTM", width=10, columns=3, title="Key-value recall, one line per seed")
 plt.show()
 
-# %%
+# %% tags=[]
 edges, matched_positions = [2, 21, 41, 61], [40, 80]  # Δ bins; positions 40-79, where every Δ occurs
 print(f"{'':<28}{'':>9}   {'accuracy at positions 40-79':<28}{'weight on the source':>21}{'source is':>12}")
 print(f"{'':<28}{'accuracy':>9}   {'Δ = 2-20 / 21-40 / 41-60':<28}{'/ uniform weight':>21}{'the largest':>12}")
@@ -358,7 +358,7 @@ for label, entry in recall.items():
         largest = f"{source['is_max']:.0%}" if source else "-"
         print(f"{label + ', seed ' + str(seed):<28}{scores.accuracy:>9.2f}   {by_distance:<28}{ratio:>21}{largest:>12}")
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 learned = {label: [s for s in entry.scores if s.accuracy > 3 * chance] for label, entry in recall.items()}
 recall_config = recall["LSTM"].results[0]["config"]
 assert (recall_config["model"]["hidden_size"], recall_config["train"]["optimizer"], recall_config["train"]["epochs"]) == \
@@ -379,7 +379,7 @@ assert all(2 < r < 6 and is_max < 0.015 for r, is_max in ratios["Attentive, sing
 assert all(s.accuracy > 0.95 for s in recall["Attentive, combined"].scores), recall["Attentive, combined"].scores
 assert all(r > 30 and is_max > 0.75 for r, is_max in ratios["Attentive, combined"]), ratios
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # - The LSTM recalls between a third and two thirds of the values, seed by seed, about as well at $\Delta = 60$
 #   as at 5, also at matched positions (the critical token 40 to 79 words into its line): reach is not what
 #   limits it.
@@ -390,7 +390,7 @@ assert all(r > 30 and is_max > 0.75 for r, is_max in ratios["Attentive, combined
 #   weight on the source, the largest weight in four lines of five or more: it compares the question with each
 #   stored output, a lookup.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 8. Dead ends and what the runs do not say
 #
 # - **A mean-share diagnostic.** An earlier version of chapter 02 measured how much of the head's output is the
@@ -410,30 +410,30 @@ assert all(r > 30 and is_max > 0.75 for r, is_max in ratios["Attentive, combined
 # - **Recall with the single score**: its seeds range from chance to a little above the LSTM's best; whether
 #   longer training teaches it the combined score's lookup, the runs cannot say.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 9. Provenance
 #
 # Each setting's machines, device, precision, versions and training time, with the command that reruns it. The
 # 2 x 256 runs of section 5 predate the recording of the processor ("unknown").
 
-# %%
+# %% tags=[]
 show_provenance([("cpu-salton2017-ptb", "cpu"), ("salton2017-ptb-256-4ep", "stored")], results_dir);
 
-# %%
+# %% tags=[]
 print("compare-ptb:")
 for name in matched_runs:
     print(f"  {name:<30} {provenance_line(matched[name])}")
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 10. What waits
 #
 # The fair trials, which tune the control's learning rate as well as the head's, and the ablation of the merge
 # layer:
 
-# %%
+# %% tags=[]
 waiting = show_waiting("02", results_dir)
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert {m for m, _, _ in waiting} == {"compare", "tuned"} and all(r.verdict == NOT_RUN for _, _, r in waiting), waiting
 assert any(c.control == "merge-only-headlr0.1" for _, c, _ in waiting), waiting  # "the ablation of the merge layer"
 from mlm.reproduce import load_manifest

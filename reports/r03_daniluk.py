@@ -25,7 +25,7 @@
 # With every family at 2.7M parameters under one training schedule on PTB, key-value-predict beats the LSTM
 # by 2.3%, lower in every seed and on each kind of machine alike, about a fifth of the paper's gain: *smaller
 # gain*. The 4-gram RNN gains 2.0% and lies within 0.3% of key-value-predict, and $L = 1$ and $L = 15$ cannot
-# be told from $L = 5$, as in the paper; but three seeds a side, with the allowance for hardware differences,
+# be told from $L = 5$, as in the paper; but three seeds a side, with the hardware allowance,
 # leave these rows *inconclusive*, as are the heads without the predict part, which gain nothing measurable.
 # Under the paper's own recipe at a third of its widths, the LSTM control at best ties the bigram count model
 # (one seed of three) and the heads overfit: *inconclusive*. The same-width LSTM, the tuned runs of the
@@ -210,7 +210,7 @@ for (run, control), (change, low, high) in changes.items():
 # Key-value-predict and the 4-gram RNN beat the LSTM in every seed, by about a fifth of the paper's 11%:
 # -2.3% and -2.0%. Why the first reads *smaller gain* and the second *inconclusive* is in the table of section
 # 1: the 4-gram RNN's interval clears the ±1% band on the seeds alone, but its two sides ran on different
-# kinds of machine in different shares, and its allowance for hardware differences carries it into the band
+# kinds of machine in different shares, and its hardware allowance carries it into the band
 # (the machines, below). The paper's main finding reappears: the 4-gram RNN, which attends to nothing, does about
 # as well as key-value-predict (+0.3%), a claim of its own row; but a claim of *no effect* needs the whole
 # interval inside ±1%, and three seeds a side give one from -0.5% to +1.2%: *inconclusive*. Window attention

@@ -14,7 +14,7 @@
 #     name: python3
 # ---
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # Report r04 — Tran, Bisazza & Monz (2016): does a memory of the last words make an LSTM a better language model?
 #
 # Tran et al. put a Memory Block, attention over the last $n = 15$ input words, on top of an LSTM (RM) or
@@ -33,7 +33,7 @@
 # %% tags=["parameters"]
 results_dir = "../results"
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 import json
 import re
 import statistics
@@ -72,7 +72,7 @@ assert [round(100 * by_pair["cpu", run, control].seeds[2], 1) for run, control i
     -11.2, -9.6, -2.1, -6.1]
 assert all(len(by_pair[key].seeds[0]) == len(by_pair[key].seeds[1]) == 3 for key in list(quoted)[:3])
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The verdicts
 #
 # One row per claim: the paper's change of test perplexity, ours with the 95% interval the rule reads, the seeds
@@ -82,7 +82,7 @@ assert all(len(by_pair[key].seeds[0]) == len(by_pair[key].seeds[1]) == 3 for key
 # comparison asks and how each side was tuned. "Handicaps the control" on the row against the 3-layer LSTM means
 # that the control is known to be weak here: it fails to reproduce the paper's 3-layer result (section 3).
 
-# %%
+# %% tags=[]
 QUESTION = {"cpu": "equal width", "compare": "equal parameters"}
 
 
@@ -95,19 +95,19 @@ def paper_change(manifest, claim, row) -> str:
 
 show_markdown(compact_verdicts(evidence, name, QUESTION, paper_change));
 
-# %%
+# %% tags=[]
 memory_verdicts(evidence, panels={"cpu": "The paper's question: equal width (d = 128)",
                                   "compare": "The book's question: an equal parameter count (2.70M)"},
                 title="Tran et al.'s claims on PTB: change of test perplexity against the control")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The flagged row is RM against the paper's own PTB control, a 3-layer LSTM. Our gain over it is far larger
 # than the paper's because our 3-layer LSTM ends behind our 1-layer one (section 3). Against the 2-layer LSTM,
 # of RMR's depth, RMR's interval runs from a 1.5% gain to a 2.5% loss: it excludes the paper's 6.1% gain but
 # does not fit inside the 1% margin of *no effect*, so more seeds could still move the label.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 ptb_size = json.loads((results / "cpu-tran2016-ptb" / "baseline.json").read_text())["train_tokens"]
 assert round(ptb_size / 1e6, 1) == 0.9, ptb_size  # section 1: "0.9M training words"
 deep = by_pair["cpu", "rm-tm-g", "lstm3"]
@@ -115,15 +115,15 @@ assert deep.verdict == "larger than reported: check the control" and deep.handic
 level = by_pair["cpu", "rmr-notm-g", "lstm2"]
 assert [round(100 * x, 1) for x in relative_change(*level.seeds[:2])] == [0.5, -1.5, 2.5] and level.machine == 0, level
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. Full size
 #
 # The paper's own sizes and corpora: the table reads *not run yet* until such runs are stored.
 
-# %%
+# %% tags=[]
 show_full_size("04", results_dir);
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. The paper's recipe at its width
 #
 # Every model at $d = 128$ (embeddings, LSTM layers and both memory tables), $n = 15$, SGD at learning rate
@@ -131,11 +131,11 @@ show_full_size("04", results_dir);
 # batches of 20 sentences of one length, the state and memory reset with every sentence, no dropout; the test
 # perplexity is read at each seed's best validation epoch. Each seed:
 
-# %%
+# %% tags=[]
 own = show_seeds("cpu-tran2016-ptb", "cpu", results_dir)
 
 
-# %%
+# %% tags=[]
 def describe(settings: dict) -> str:
     """Per run: width, LSTM weights, parameters, last epoch's training perplexity, best epochs, test perplexity."""
     lines = ["| run | width d | LSTM weights | parameters | last training ppl (seeds) | best epochs | "
@@ -156,14 +156,14 @@ def describe(settings: dict) -> str:
 
 show_markdown(describe(own));
 
-# %%
+# %% tags=[]
 memory_seed_curves(own)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # In every panel the seeds overlap: the differences between the models are far larger than between seeds.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 train_last = {run: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds))] for run, s in own.items() if s.seeds}
 means = {run: statistics.fmean(s.values("test_ppl")) for run, s in own.items() if s.seeds}
 params = {run: s.results[0]["parameters"] for run, s in own.items() if s.seeds}
@@ -179,7 +179,7 @@ assert all(8 <= r["best_epoch"] <= 10 for r in own["lstm3"].results)
 assert min(own["lstm3"].values("test_ppl")) > max(lstm1_test) + 10
 assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **RM gains, less than reported.** Every RM seed scores below every 1-layer LSTM seed (mean 115.3 against 118.1),
 # with nearly twice the LSTM's parameters: the memory's two vocabulary-sized tables come on top. RM fits the training
 # text far better (a last training perplexity of 40 to 41 against 56 to 57), and overfits sooner: its best
@@ -206,7 +206,7 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # training words against 26M, in batches of 20 sentences both); the loss summed over each sentence at learning
 # rate 1; the length buckets. No schedule was searched for the deeper LSTMs.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
 show_markdown("Kinds of machine: " + "; ".join(f"{name(run)} {', '.join(k)}" for run, k in kinds.items())
               + f". The 3-layer row's interval is widened by ±{deep.machine:.1%}, the measured shift between its "
@@ -220,32 +220,32 @@ assert f"{statistics.fmean(two):.1f}" == "121.5" and max(lstm1_test) < min(two)
 assert max(two) < min(own["lstm3"].values("test_ppl"))
 assert [round(f(train_last["lstm2"])) for f in (min, max)] == [68, 72], train_last["lstm2"]
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **The test text.** The paper's PTB numbers come from the authors' loader, which keeps sentences of 10 to 80
 # tokens and words seen more than 5 times in training, and drops the leftover sentences of each length bucket.
 # Our test text is PTB's whole test set, all 82,430 tokens, so only the relative changes compare with the
 # paper's, not the perplexities.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert all(r["test_tokens"] == 82_430 for s in own.values() for r in s.results)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. At an equal parameter count
 #
 # Chapter 06 compares every family of the book under Tran et al.'s schedule at the 1-layer LSTM's 2.70M
 # parameters, each model's width chosen to fit. That is the book's question, not the paper's: there the
 # memory's tables take parameters the LSTM would otherwise get.
 
-# %%
+# %% tags=[]
 matched_runs = ["lstm", "rm-tm-g", "rmr-notm-g"]
 matched = show_seeds("compare-ptb", "compare", results_dir, runs=matched_runs)
 show_markdown(describe(matched));
 
-# %%
+# %% tags=[]
 memory_seed_curves(matched, label=lambda run, s: f"{name(run)}, d = {s.results[0]['config']['model']['hidden_size']}")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 widths = {run: s.results[0]["config"]["model"]["hidden_size"] for run, s in matched.items()}
 matched_train = {run: [s.metrics(i)[-1]["train_ppl"] for i in range(len(s.seeds))] for run, s in matched.items()}
 assert (widths["lstm"], widths["rm-tm-g"], widths["rmr-notm-g"]) == (128, 66, 65), widths
@@ -255,7 +255,7 @@ ratio = statistics.fmean(matched_train["rmr-notm-g"]) / statistics.fmean(matched
 assert round(ratio, 1) == 1.6, (ratio, matched_train)  # "about 1.6 times the control's"
 assert all(by_pair["compare", run, "lstm"].verdict == "worse" for run in ("rm-tm-g", "rmr-notm-g"))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # At 2.70M parameters RM keeps a 66-unit LSTM, about a quarter of the control's LSTM weights. It fits the
 # training text about as well as the control and generalises worse. RMR's two 65-unit layers cannot fit the
 # training text at all well (a last training perplexity about 1.6 times the control's). Both rows read *worse*:
@@ -271,7 +271,7 @@ assert all(by_pair["compare", run, "lstm"].verdict == "worse" for run in ("rm-tm
 # lines. The RMR here is RMR(+tM-g), the variant chapter 06 compares across the book's families; the PTB claims
 # above use RMR(-tM-g), the paper's best RMR on English news.
 
-# %%
+# %% tags=[]
 recall = load_stored_recall({"LSTM": FAMILY_RUNS["LSTM"], "RM(+tM-g)": FAMILY_RUNS["RM(+tM-g), n = 15"],
                              "RMR(+tM-g)": FAMILY_RUNS["RMR(+tM-g), n = 15"]}, results_dir)
 chance, n_memory = recall["LSTM"].extras[0]["chance"], 15
@@ -279,7 +279,7 @@ recall_panels(recall, chance, reach={k: n_memory for k in recall if k != "LSTM"}
               width=7, title="Key-value recall: accuracy on the critical token (Δ in bins 2-8, 9-15, 16-22, ...)")
 plt.show()
 
-# %%
+# %% tags=[]
 lines = ["| model | seed | Δ ≤ 15 | Δ > 15 | weight on the source | uniform | source the largest weight |",
          "|---|---|---|---|---|---|---|"]
 for label, entry in recall.items():
@@ -290,7 +290,7 @@ for label, entry in recall.items():
         lines.append(f"| {label} | {seed} | {near:.2f} | {far:.2f} | {attention} |")
 show_markdown("\n".join(lines));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The LSTM recalls far above chance at every distance, and no worse far back than near: what it keeps in its
 # state does not fade over this range. RM's three seeds show both ways a model with a memory can recall. In
 # seed 2 the LSTM under the block never learned to carry the pair: within the reach the model recalls about two
@@ -304,7 +304,7 @@ show_markdown("\n".join(lines));
 # position, that is, only if $h_t$ encodes how far back the key was. RMR's block gives the source about the
 # uniform weight or less; its recall is its LSTMs', high in one seed and at chance in another.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 lstm_near, lstm_far = recall["LSTM"].within(2, n_memory), recall["LSTM"].within(n_memory + 1)
 assert chance == 0.1 and min(lstm_near + lstm_far) > 3 * chance and abs(sum(lstm_near) - sum(lstm_far)) / 3 < 0.1
 rm_recall, rmr_recall = recall["RM(+tM-g)"], recall["RMR(+tM-g)"]
@@ -324,13 +324,13 @@ assert max(x["source_attention"]["weight"] / x["source_attention"]["uniform"] fo
 rmr_all = rmr_recall.within(2)
 assert max(rmr_all) > 0.55 and min(rmr_all) < 2 * chance
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **At matched positions.** The critical token's position in its line is the words before the source pair plus
 # $\Delta$ plus one (the source's key), so larger distances are also asked later in the line. The table holds the
 # position fixed: without a memory the two rows of a model should read alike, and for a memory the gap between
 # them at one position is what reading the source adds (all seeds together; a dash for fewer than 30 tokens).
 
-# %%
+# %% tags=[]
 d_edges, position_edges = [2, 16, 61], [0, 20, 40, 60, 80]  # Δ <= 15 and Δ > 15; the critical token's position
 
 
@@ -350,14 +350,14 @@ for label, entry in recall.items():
         table.append(f"| {label}, {span} | " + " | ".join(f"{a:.2f}" if c >= 30 else "–" for a, c in cells) + " |")
 show_markdown("\n".join(table));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The LSTM does several points worse when the question comes in a line's first forty words, and its two rows stay
 # within about 0.05 of each other at every position where both have counts. RM's rows part at every position from 20
 # on; the seed table shows that the gap is seed 2's, whose LSTM does not carry the pair. RM also recalls less in a
 # line's first twenty words, where its memory is not yet full and, with the paper's slice $T[1:m]$, a row of $T$
 # does not yet mean a fixed distance back; the counts there are small, and the cause is not tested.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 early = [matched_cell(recall["LSTM"], i, j)[0] for i, j in ((0, 0), (0, 1), (1, 1))]
 late = [matched_cell(recall["LSTM"], i, j)[0] for i, j in ((0, 2), (0, 3), (1, 2), (1, 3))]
 assert sum(late) / len(late) - sum(early) / len(early) > 0.03, (early, late)
@@ -366,7 +366,7 @@ assert all(abs(matched_cell(recall["LSTM"], 0, j)[0] - matched_cell(recall["LSTM
 assert all(matched_cell(rm_recall, 0, j)[0] - matched_cell(rm_recall, 1, j)[0] > 0.1 for j in (1, 2, 3))
 assert matched_cell(rm_recall, 0, 0)[0] < min(matched_cell(rm_recall, 0, j)[0] for j in (1, 2, 3)) - 0.1
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 6. What the memory attends to, beside the paper's figures
 #
 # The paper's section 5.1 reads the attention of its trained models in three ways. We repeat them on PTB's test
@@ -375,7 +375,7 @@ assert matched_cell(rm_recall, 0, 0)[0] < min(matched_cell(rm_recall, 0, j)[0] f
 # LSTM. Only steps whose memory is full count, from a sentence's fifteenth word on, so that a position means the
 # same at every step.
 
-# %%
+# %% tags=[]
 full_runs = {f"{name(run)}, 15 epochs": own[run] for run in ("rm-tm-g", "rmr-notm-g")}
 full_attention = {label: [json.loads((folder / "attention.json").read_text()) for folder in s.folders]
                   for label, s in full_runs.items()}
@@ -395,18 +395,18 @@ show_markdown("\n".join(
     + [f"| 1-layer LSTM, 2 epochs | {short_lstm['test_ppl']:.1f} | |",
        f"| interpolated bigram of all PTB | {bigram['bigram_test']:.1f} | |"]));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert bigram["data"]["max_train_tokens"] is None and bigram["data"]["protocol"] == "sentence"
 assert [round(short[k][0]["test_ppl"], 1) for k in ("RM(+tM-g), 2 epochs", "RMR(-tM-g), 2 epochs")] == [140.1, 172.3]
 assert round(short_lstm["test_ppl"], 1) == 145.8
 assert all(0.35 < att["positions"] / res["test_tokens"] < 0.45 for res, att in short.values()), "two in five"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **Average attention per position (Figure 3).** Position $-1$ is the current word, $-15$ the oldest; the weight
 # axis is logarithmic, so weights far below uniform ($1/15$) stay readable. The 15-epoch lines are the mean of
 # three seeds; the seeds overlap (the table under the figure).
 
-# %%
+# %% tags=[]
 curves = {f"{label} (3 seeds)": torch.tensor([a["average_by_position"] for a in seeds]).mean(0).tolist()
           for label, seeds in full_attention.items()}
 curves |= {label: att["average_by_position"] for label, (_, att) in short.items()}
@@ -422,7 +422,7 @@ show_markdown("\n".join(["| run | on the current word | the seven oldest words t
                            f"{sum(att['average_by_position'][:7]):.2f} |"
                            for label, (_, att) in short.items()]));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 rm_full = [a["average_by_position"] for a in full_attention["RM(+tM-g), 15 epochs"]]
 rmr_full = [a["average_by_position"] for a in full_attention["RMR(-tM-g), 15 epochs"]]
 assert all(all(x < y for x, y in zip(a, a[1:])) or sum(b < c for b, c in zip(a, a[1:])) >= 13 for a in rm_full)
@@ -435,7 +435,7 @@ rm_short, rmr_short = short["RM(+tM-g), 2 epochs"][1]["average_by_position"], sh
 assert (round(rm_short[-1], 2), round(rmr_short[-1], 2)) == (0.48, 0.13)
 assert max(rm_short[:7]) < 0.2 * uniform and max(a[-1] for a in rm_full) < rm_short[-1]
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # RM's attention decays as in the paper's figure, less weight the further back, but more steeply: the paper's
 # colour bar runs from 0.08 to 0.24, while our RM puts 0.34 to 0.42 on the current word and, after 15 epochs,
 # a tenth of the weight or less on the seven oldest words together (their uniform share is 0.47). Two epochs give a
@@ -450,7 +450,7 @@ assert max(rm_short[:7]) < 0.2 * uniform and max(a[-1] for a in rm_full) < rm_sh
 # memory position, the current word at the bottom as in the paper. The colour is logarithmic so that "ten times
 # below uniform" and "uniform" differ; dark means a low weight, the reverse of the paper's figure.
 
-# %%
+# %% tags=[]
 sampled = {label: torch.tensor(seeds[0]["sampled_weights"]) for label, seeds in full_attention.items()}
 sampled_attention({f"{label}, seed 0": w for label, w in sampled.items()},
                   title="Attention of 100 sampled test words (the paper's Figure 4 on PTB)")
@@ -462,13 +462,13 @@ show_markdown("\n".join([sampled_header, "|---|---|---|"]
                         + [f"| {label} | {(w.argmax(1) == n_memory - 1).float().mean():.0%} | "
                            f"{w[:, :5].median() / uniform:.3f} |" for label, w in sampled.items()]));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 rm_sampled = sampled["RM(+tM-g), 15 epochs"]
 assert 0.45 < (rm_sampled.argmax(1) == 14).float().mean() < 0.6 and rm_sampled[:, :5].median() < uniform / 20
 assert sampled["RM(+tM-g), 2 epochs"][:, :5].median() < uniform / 100
 assert all(0.5 < w[:, :5].median() / uniform < 1 for label, w in sampled.items() if label.startswith("RMR"))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # RM puts its largest weight on the current word in about half the columns and spreads the rest over the few
 # words before it; its oldest rows are dark, tens to hundreds of times below uniform. The paper's Figure 4 shows
 # many distant words with noticeable weight and many predictions spread evenly. Of our models it is RMR that
@@ -480,7 +480,7 @@ assert all(0.5 < w[:, :5].median() / uniform < 1 for label, w in sampled.items()
 # attended word, with the top five guesses and their log-probabilities. Positions count the current word as 1
 # back:
 
-# %%
+# %% tags=[]
 def show_examples(examples):
     for e in examples:
         memory = " ".join(f"[{w}]" if i == len(e["memory"]) - e["distance"] else w for i, w in enumerate(e["memory"]))
@@ -500,7 +500,7 @@ show_examples(distinct(full_attention["RM(+tM-g), 15 epochs"][0]["distant_exampl
 print("\nRM(+tM-g), 2 epochs")
 show_examples(distinct(short["RM(+tM-g), 2 epochs"][1]["distant_examples"]))
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 number_words = {"N", "$", "million", "billion", "cents", "month", "months", "share", "one", "two", "three", "four",
                 "five", "six", "seven"}
 shown = distinct(full_attention["RM(+tM-g), 15 epochs"][0]["distant_examples"]) + distinct(
@@ -509,7 +509,7 @@ assert sum(bool({e["attended"], e["target"]} & number_words) for e in shown) >= 
 assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and e["target_log_prob"] > -0.1
            for e in shown)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Most examples follow the number patterns of financial news (PTB writes every number as `N`): after `from $ N`
 # the model looks back at the `million` of `about $ N million` and predicts the same unit again, almost certainly.
 # The paper found separable-verb particles in German and fixed expressions in German and Italian, on corpora of
@@ -523,7 +523,7 @@ assert any(e["attended"] == e["target"] == "million" and e["distance"] >= 7 and 
 # book's width, trained on the first 1M tokens of the book's Holmes novels with a 10,000-word vocabulary, shows
 # why both are out of reach at this size; beside it, word frequency alone (a unigram model of the same tokens):
 
-# %%
+# %% tags=[]
 notes = [json.loads(line) for line in (results / "holmes-notes.jsonl").read_text().splitlines()]
 probe = next(r for r in notes if r["what"] == "train" and r["train_tokens"] == 999_970)  # the first 1M tokens
 print(f"{probe['train_tokens']:,} training tokens, {probe['vocab']:,}-word vocabulary, one epoch")
@@ -536,27 +536,27 @@ unigram_row = next(line for line in (results / "holmes-notes.md").read_text().sp
 unigram, unigram_penalised = re.findall(r"\| (\d+\.\d)%", unigram_row)[:2]  # from the notes' baseline table
 print(f"unigram accuracy {unigram}%; {unigram_penalised}% with the unknown word penalised")
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # A quarter of the candidates are unknown words, most questions hold one, and the LSTM answers at chance
 # (19.2%), a third of the questions tied, against the paper's LSTM's 56.0%. Penalising the unknown word lifts it
 # to 25.5%, no better than word frequency alone with the same penalty (25.1%; `results/holmes-notes.md`). The
 # scorer stays in `mlm.completion`, with its tests, for a larger run.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert 0.23 < probe["oov"]["candidate_oov_rate"] < 0.27 and probe["oov"]["any_candidate_oov"] > 520
 assert abs(probe["accuracy"] - 0.2) < 0.013 and 1040 / 4 < probe["ties"] < 1040 / 2.5
 assert f"{probe['accuracy']:.1%}" == "19.2%" and f"{probe['accuracy_with_unk_penalty']:.1%}" == "25.5%"
 assert (unigram, unigram_penalised) == ("18.6", "25.1"), unigram_row
 assert abs(probe["accuracy_with_unk_penalty"] - float(unigram_penalised) / 100) < 0.013  # "no better": within 1 se
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **Frequent pairs (Table 3).** The paper takes the (attended word, predicted word) pairs whose attention lies
 # more than six positions back, groups them by distance, and averages how often each pair occurs together in the
 # training text. Its means (the first row, from its German RM(+tM-g)), 24 to 87, show no trend with distance,
 # which it reads as the memory doing more than recall frequent pairs. Ours: each cell holds the pairs' mean count
 # in the training text, then in brackets the number of predictions at that distance.
 
-# %%
+# %% tags=[]
 pair_rows = {f"RM(+tM-g), 15 epochs, seed {seed}": a["pair_frequency_by_distance"]
              for seed, a in zip(own["rm-tm-g"].seeds, full_attention["RM(+tM-g), 15 epochs"])}
 pair_rows["RM(+tM-g), 2 epochs"] = short["RM(+tM-g), 2 epochs"][1]["pair_frequency_by_distance"]
@@ -568,7 +568,7 @@ show_markdown("\n".join(["| run | " + " | ".join(f"{d} back" for d in distances)
                                                          for d in distances) + " |"
                            for label, p in pair_rows.items()]));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert (min(TRAN_TABLE3), max(TRAN_TABLE3)) == (24, 87)
 two_epochs = pair_rows["RM(+tM-g), 2 epochs"]
 assert [two_epochs[str(d)][1] for d in distances] == [57, 80, 57, 44, 29, 37, 19, 18, 5], two_epochs
@@ -576,7 +576,7 @@ fifteen = [p for label, p in pair_rows.items() if "15 epochs" in label]
 assert all(p[str(d)][1] >= 75 for p in fifteen for d in distances)
 assert max(p[str(d)][0] for p in fifteen for d in distances) > 5 * min(p[str(d)][0] for p in fifteen for d in distances)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # After two epochs the RM makes few such predictions (5 at 15 words back), too few for stable means. The 15-epoch
 # seeds make 75 or more at every distance, but their means still swing more than fivefold between seeds and
 # distances. Read as the paper reads its Table 3, that is no trend either; but the analysis has no yardstick (what
@@ -603,20 +603,20 @@ assert max(p[str(d)][0] for p in fifteen for d in distances) > 5 * min(p[str(d)]
 # Where and how every setting ran (kind of machine, device, torch, threads, median training time), and the
 # command of its first seed:
 
-# %%
+# %% tags=[]
 show_provenance([("cpu-tran2016-ptb", "cpu"), ("tran2016-ptb-128-whole", "stored")], results_dir)
 show_markdown("\n".join(["| run | where and how |", "|---|---|"]
                         + [f"| compare-ptb/{run} | {provenance_line(s)} |" for run, s in matched.items()]
                         + [f"| recall/{s.run} | {provenance_line(s)} |" for s in recall.values()]));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 paused = [max(e["seconds"] for e in s) / statistics.median(e["seconds"] for e in s)
           for s in (own["rm-tm-g"].metrics(i) for i in range(3))]
 assert all(p > 5 for p in paused), paused  # "paused for a while": one epoch far longer than the rest
 assert all(json.loads((short_dir / run / "result.json").read_text()).get("cpu_model") is None
            and not (short_dir / run / "command.txt").exists() for run in ("rm-tm-g", "lstm1", "rmr-notm-g"))
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # RM's three runs at the paper's width were paused for a while each (one epoch of each seed took over five times
 # its median epoch), so their training times are not speeds. The two-epoch runs on the whole of PTB predate the
 # manifests' command files and recorded no processor; `python -m mlm reproduce stored --only
@@ -624,7 +624,7 @@ assert all(json.loads((short_dir / run / "result.json").read_text()).get("cpu_mo
 #
 # ## 10. What waits
 
-# %%
+# %% tags=[]
 show_waiting("04", results_dir)
 short_seeds = [f"- {s.group}/{run}: {len(s.seeds)} of {s.expected} seeds stored"
                for settings in (own, matched) for run, s in settings.items() if len(s.seeds) < s.expected]

@@ -17,7 +17,7 @@
 # %% tags=["parameters"]
 results_dir = "../results"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # # Report r05 — Kong et al. 2019 and Xie et al. 2017: do data noising and variational smoothing beat a regularized LSTM?
 #
 # Not settled. At $\lambda = 10^{-4}$ every regularizer loses to a tied LSTM whose best dropout was none; at
@@ -27,7 +27,7 @@ results_dir = "../results"
 # matched recipe VS-KN gains 6.5% over a tied LSTM without any regularizer (*holds*, handicaps the control).
 # Nothing ran at the paper's size; chapter 05 builds the models, this report holds the runs.
 
-# %%
+# %% tags=[]
 import json
 import math
 import statistics
@@ -67,7 +67,7 @@ def best(history):
     return min(history, key=lambda h: h["valid_ppl"])
 
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 1. The verdicts
 #
 # Every decided claim of the two papers: the paper's change of test perplexity, ours with the 95% interval the
@@ -77,7 +77,7 @@ def best(history):
 # runs, with the other pending claims (section 10). The figure shows the decided rows: our change of test perplexity with its 95%
 # interval, the paper's change (◇) and the ±1% margin (grey).
 
-# %%
+# %% tags=[]
 rows = [r for r in verdict_rows("05", results_dir) if not awaits_runs(r[2])]  # the decided rows
 
 
@@ -93,7 +93,7 @@ kong_verdict_figure(rows, manifests=("cpu", "compare"),
                     title="Kong et al.'s claims, decided rows: test perplexity against each row's control")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 # The summary above: each decided row's label, handicapped side and change.
 decided = {}
 for m, c, r in rows:  # keyed by (manifest, group, model), with the control where it is not the tied LSTM
@@ -115,7 +115,7 @@ assert len(waiting) == 5  # the compare grid and the four tuned claims
 assert "superseded by the row that tunes both sides" in decided["compare", "compare-ptb", "vs-kn-tied"].tuning
 assert "±" in decided["compare", "compare-ptb", "vs-kn-tied"].evidence
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 2. The paper's recipe at 2 × 200, $\lambda = 10^{-4}$
 #
 # Two layers of 200 units instead of 512, the stream protocol, RMSprop with the plateau schedule, DropConnect of
@@ -127,14 +127,14 @@ assert "±" in decided["compare", "compare-ptb", "vs-kn-tied"].evidence
 #
 # ### The control's dropout grid (seed 0)
 
-# %%
+# %% tags=[]
 grid = {float(p.parent.name.removeprefix("dropout")): json.loads(p.read_text())
         for p in sorted((RESULTS / "cpu-kong2019-ptb-grid").glob("dropout*/result.json"))}
 show_markdown("| dropout | best validation | test | best epoch / epochs run |\n|---|---|---|---|\n" + "\n".join(
     f"| {d} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | {r['best_epoch']} / {r['epochs_run']} |"
     for d, r in sorted(grid.items())));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # No dropout wins. It is the grid's edge, but one that cannot move: validation rises at every step away from it.
 # 0.0 and 0.05 are 0.4% apart, inside the spread of the control's three seeds at 0.0 (below), so the two tie;
 # 0.1 and above lose. The grid's first runs at 0.2 and 0.5, cut before they finished, are a dead end: 0.5 sat 15
@@ -142,10 +142,10 @@ show_markdown("| dropout | best validation | test | best epoch / epochs run |\n|
 #
 # ### The four models, three seeds each
 
-# %%
+# %% tags=[]
 own = show_seeds("cpu-kong2019-ptb", "cpu", results_dir)
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 # The paragraph above: 0.0 chosen, every larger value worse, 0.0 and 0.05 0.4% apart inside the control's seeds.
 valid = {d: r["best_valid_ppl"] for d, r in grid.items()}
 assert sorted(valid) == [0.0, 0.05, 0.1, 0.2, 0.35] and all(valid[a] < valid[b] for a, b in zip(sorted(valid), sorted(valid)[1:]))
@@ -156,7 +156,7 @@ cut = [read_metrics(p) for p in sorted((RESULTS / "cut-runs").glob("*/cpu-kong20
 assert cut and round(min(h["valid_ppl"] for h in cut[0]) - valid[0.35]) == 15, cut and min(h["valid_ppl"] for h in cut[0])
 assert round(math.log2(cut[0][0]["lr"] / cut[0][-1]["lr"])) == 11  # "eleven halvings"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ### How each model fits at its best epoch
 #
 # Training perplexity is measured under each model's own noise, which raises it. The control's training
@@ -164,7 +164,7 @@ assert round(math.log2(cut[0][0]["lr"] / cut[0][-1]["lr"])) == 11  # "eleven hal
 # noising's about 7 points *above*. None of the regularized models overfits; with the noise on top of
 # $\lambda = 10^{-4}$ they plausibly underfit.
 
-# %%
+# %% tags=[]
 fit = {run: [best(h) for h in seeds_of(own, run)] for run in own}
 show_markdown("| run | best epochs | training at the best epoch | validation | validation − training |\n"
               "|---|---|---|---|---|\n" + "\n".join(
@@ -173,13 +173,13 @@ show_markdown("| run | best epochs | training at the best epoch | validation | v
                   f"{numbers((h['valid_ppl'] - h['train_ppl'] for h in hs), '+.1f')} |"
                   for run, hs in fit.items()));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 gap = {run: [h["valid_ppl"] - h["train_ppl"] for h in hs] for run, hs in fit.items()}
 assert all(24 < g < 28 for g in gap["vanilla-tied"])  # "far below": 26 points
 assert all(abs(g) < 3.5 for run in ("vs-kn", "vs-elementwise") for g in gap[run])  # "within about 3 points"
 assert all(-8.5 < g < -6 for g in gap["dn-kn"])  # "about 7 points above"
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ### VS-KN against data noising
 #
 # Kong et al. put VS-KN 0.14% ahead of data noising with the same Kneser-Ney noise (70.6 against 70.7). Here, in
@@ -187,7 +187,7 @@ assert all(-8.5 < g < -6 for g in gap["dn-kn"])  # "about 7 points above"
 # to +17.7%, *worse*), every VS-KN seed above every data-noising seed. Section 3 asks what the shared
 # $\lambda$ has to do with it.
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 versus = decided["cpu", "cpu-kong2019-ptb", "vs-kn", "dn-kn"]
 assert [round(100 * v, 1) for v in relative_change(*versus.seeds[:2])] == [12.9, 8.1, 17.7]
 assert max(versus.seeds[1]) < min(versus.seeds[0]) and versus.tuning.startswith("neither side tuned")
@@ -195,7 +195,7 @@ assert "0.0" in versus.tuning and "gamma 0.2" in versus.tuning
 vs_paper, dn_paper = paper_numbers(next(c for m, c, r in rows if r is versus))[:2]
 assert (vs_paper, dn_paper) == (70.6, 70.7) and round(100 * (1 - vs_paper / dn_paper), 2) == 0.14
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 3. $\lambda = 0$ for both sides
 #
 # The control trains with $\lambda = 10^{-4}$ too, so a second trial retrains the control and VS-KN without it,
@@ -206,14 +206,14 @@ assert (vs_paper, dn_paper) == (70.6, 70.7) and round(100 * (1 - vs_paper / dn_p
 # $\lambda$ it overfits (best at epochs 29 to 43, training perplexity about 45, 65 to 69 points below its
 # validation), so this trial handicaps the control.
 
-# %%
+# %% tags=[]
 zero = show_seeds("cpu-kong2019-ptb-lambda0", "cpu", results_dir)
 mean_best = {(run, lam): statistics.fmean(s[run].values("best_valid_ppl"))
              for lam, s in (("1e-4", own), ("0", zero)) for run in ("vanilla-tied", "vs-kn")}
 show_markdown("| run | mean best validation, λ = 1e-4 | λ = 0 |\n|---|---|---|\n" + "\n".join(
     f"| {run} | {mean_best[run, '1e-4']:.1f} | {mean_best[run, '0']:.1f} |" for run in ("vanilla-tied", "vs-kn")));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert all(mean_best[run, "0"] < mean_best[run, "1e-4"] for run in ("vanilla-tied", "vs-kn"))
 lambda0 = decided["cpu", "cpu-kong2019-ptb-lambda0", "vs-kn"]
 change, low, high = relative_change(*lambda0.seeds[:2])
@@ -227,7 +227,7 @@ cost = {run: mean_best[run, "1e-4"] - mean_best[run, "0"] for run in ("vanilla-t
 assert (round(cost["vanilla-tied"], 1), round(cost["vs-kn"])) == (4.5, 38), cost
 assert not (RESULTS / "cpu-kong2019-ptb-lambda0" / "dn-kn").exists()  # "data noising has no runs at lambda = 0"
 
-# %%
+# %% tags=[]
 kong_protocol_panels({
     "λ = 1e-4, the paper's smallest": {"the control: tied LSTM": seeds_of(own, "vanilla-tied"),
                                        "VS-KN": seeds_of(own, "vs-kn"), "data noising (KN)": seeds_of(own, "dn-kn"),
@@ -237,7 +237,7 @@ kong_protocol_panels({
     title="The paper's recipe at 2 × 200 on PTB, validation by epoch (dot: each seed's best)")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # **An open question.** The same $\lambda = 10^{-4}$ costs the control 4.5 points of mean best validation
 # perplexity and VS-KN 38. The book applies $\lambda$ as RMSprop's weight decay, which adds $\lambda w$ to the
 # gradient *before* the step divides by the running root mean square of the gradients, so the decay a weight feels
@@ -245,14 +245,14 @@ plt.show()
 # $\lambda$. Whether this explains the gap is untested (a decay applied outside the adaptive step would test it),
 # and so is data noising at $\lambda = 0$: it has no runs there.
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 4. Diagnostic: what holds VS-KN back at $\lambda = 10^{-4}$
 #
 # Seed 0 of the stored VS-KN command, with one setting changed per run (`diagnostics/kong-vs-kn-l2/`). These are
 # one-seed runs cut after 5 to 30 epochs, evidence for a question and not verdicts: the five-epoch run trained on
 # a CPU, the others on a GPU, and a change of machine alone moves a run by about 1%.
 
-# %%
+# %% tags=[]
 DIAGNOSTIC = RESULTS / "diagnostics" / "kong-vs-kn-l2"
 diagnostic = {"VS-KN as stored (γ 0.2, λ 1e-4)": seeds_of(own, "vs-kn")[0],
               "γ 0.1": read_metrics(DIAGNOSTIC / "gamma0.1"), "γ 0.05": read_metrics(DIAGNOSTIC / "gamma0.05"),
@@ -267,7 +267,7 @@ diagnostic_curves(diagnostic, control_best, "the control's best (mean of three s
                   title="VS-KN at 2 × 200, seed 0, one setting changed per run")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 vs, no_l2, extra_off = at["VS-KN as stored (γ 0.2, λ 1e-4)"], at["λ 0"], at["the KL term's extra L2 off"]
 assert (round(vs[5], 1), round(extra_off[5], 1), round(no_l2[5], 1)) == (182.0, 175.8, 126.3)
 assert max(extra_off) == 5 and round(100 * (1 - no_l2[28] / control_best)) == 11
@@ -276,7 +276,7 @@ for label in ("γ 0.1", "γ 0.05"):
     assert vs[28] > at[label][28] > max(control_valid) + 5, label
 assert (vs[5] - extra_off[5]) < (extra_off[5] - no_l2[5]) / 2
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # - A weaker noise (γ 0.1 or 0.05) helps but stays behind the control at epoch 28.
 # - Switching off the part of the KL term beyond plain weight decay lowers the epoch-5 validation from 182.0 to
 #   175.8; setting $\lambda = 0$, which drops plain weight decay too, lowers it to 126.3. The model then passes the
@@ -296,14 +296,14 @@ assert (vs[5] - extra_off[5]) < (extra_off[5] - no_l2[5]) / 2
 # state, no dropout). Its VS-KN is a one-layer LSTM of 228 units with $\lambda = 0$ and no dropout, so the KL term
 # is off: the row tests the mixture draws and the prediction with the mean alone, one draw per sentence.
 
-# %%
+# %% tags=[]
 matched = show_seeds("compare-ptb", "compare", results_dir, runs=["tied", "vs-kn-tied"])
 ax = valid_by_seed({"tied LSTM without dropout: the control": seeds_of(matched, "tied"),
                     "tied LSTM + VS-KN": seeds_of(matched, "vs-kn-tied")}, ylim=(100, 150), first_epoch=3)
 ax.set_title("The matched recipe on PTB (dot: each seed's best epoch)", fontsize=10)
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 row = decided["compare", "compare-ptb", "vs-kn-tied"]
 assert max(row.seeds[0]) < min(row.seeds[1]) and round(100 * row.seeds[2], 1) == -4.6
 assert 105 < statistics.fmean(row.seeds[0]) < 106.5 and 112 < statistics.fmean(row.seeds[1]) < 113.5
@@ -315,7 +315,7 @@ for path in sorted((RESULTS / "compare-ptb" / "vs-kn-tied").glob("seed*/config.j
     assert (m["num_layers"], m["hidden_size"], t["weight_decay"], m["regularizer"]) == (1, 228, 0.0, "smooth"), path
     assert m["dropout"] == m["embed_dropout"] == m["recurrent_dropout"] == 0.0, path
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # The paper's pair (VS-KN 70.6 against the tied LSTM's 74.0 at 2 × 512) and ours (105.6 against 112.9) score the
 # same tokens, every word and `<eos>` of PTB's test set, at different sizes and with different regularization:
 # −4.6% reported over a control with dropout, −6.5% here over one without dropout, which overfits after its fifth
@@ -327,7 +327,7 @@ for path in sorted((RESULTS / "compare-ptb" / "vs-kn-tied").glob("seed*/config.j
 # **Overfitting across families.** Chapter 05 opens on the tied LSTM of this recipe. The other families overfit in
 # the same way: validation at the last epoch (15) minus its best, per seed:
 
-# %%
+# %% tags=[]
 families = {"LSTM": "lstm", "tied LSTM": "tied", "Attentive LM, single": "attentive-single",
             "key-value-predict, L = 5": "kvp-L5", "RM(+tM-g)": "rm-tm-g", "tied LSTM + VS-KN": "vs-kn-tied"}
 curves = {run: stored_seeds("compare-ptb", run) for run in families.values()}
@@ -337,12 +337,12 @@ show_markdown("| family | validation at epoch 15 minus its best, per seed |\n|--
 overfitting_panels(curves["rm-tm-g"], title="RM(+tM-g) under the matched recipe, three seeds")
 plt.show()
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert all(len(h) == 15 for run in families.values() for h in curves[run])
 assert all(r > 1.0 for label in ("LSTM", "tied LSTM", "key-value-predict, L = 5", "RM(+tM-g)") for r in rises[label])
 assert all(r < 0.5 for r in rises["Attentive LM, single"]) and all(r < 0.2 for r in rises["tied LSTM + VS-KN"])
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # Every family without a regularizer climbs by more than a point after its best epoch except the Attentive LM,
 # which levels off; VS-KN on the tied LSTM does not climb.
 #
@@ -351,7 +351,7 @@ assert all(r < 0.5 for r in rises["Attentive LM, single"]) and all(r < 0.2 for r
 # Kong et al.'s Table 2 claims at 2 × 512 and 2 × 1024 on PTB and WikiText-2 (the `full` manifest), one line
 # per corpus and size: the paper's change for each pair, and the seeds stored so far.
 
-# %%
+# %% tags=[]
 full_claims = [c for c in full.CLAIMS if c.chapter == "05"]
 full_rows = stored_claims(full_claims, "full", results_dir)
 groups, runs_of = {}, {}
@@ -369,10 +369,10 @@ show_markdown("| group | the paper's pairs (its change) | our verdicts | seeds s
                            f"`python -m mlm reproduce full --only '{g}/*'` |"
                            for g, rs in groups.items()));
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert len(groups) == 4 and full_rows and all(r.verdict == "not run yet" for r in full_rows)
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 7. What the draws cost
 #
 # Kong et al. report about a day of training for element-wise smoothing against a couple of hours for the other
@@ -380,7 +380,7 @@ assert len(groups) == 4 and full_rows and all(r.verdict == "not run yet" for r i
 # One benchmark at the paper's size (2 × 512, batch 64 × 35) on one CPU thread, shared with other jobs, so the
 # ratios are rough:
 
-# %%
+# %% tags=[]
 bench = {r["preset"].removeprefix("kong2019-ptb-512-"): r
          for r in json.loads((RESULTS / "bench-smoothing-cpu.json").read_text())}
 show_markdown("| preset | training tokens / s | time against the vanilla tied LSTM |\n|---|---|---|\n" + "\n".join(
@@ -388,7 +388,7 @@ show_markdown("| preset | training tokens / s | time against the vanilla tied LS
     f"{bench['vanilla-tied']['train_tokens_per_second'] / r['train_tokens_per_second']:.2f}× |"
     for name, r in bench.items()));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # On a CPU, where the LSTM and the softmax dominate, the draws cost little. The benchmark does not test a GPU,
 # where the softmax is cheap and the draws may weigh more.
 #
@@ -410,7 +410,7 @@ show_markdown("| preset | training tokens / s | time against the vanilla tied LS
 #   training redraws only the target's; the paper does not say what its draws replaced.
 # - **Width.** Every run is at 2 × 200 or smaller; the paper's 2 × 512 and 2 × 1024 wait for a GPU (section 6).
 
-# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
 from mlm.configs import get_preset
 
 vs_paper, dn_paper = (get_preset(f"kong2019-ptb-512-{m}", "full").paper["test"] for m in ("vs-kn", "dn-kn"))
@@ -427,20 +427,20 @@ for run in ("vs-kn", "vs-elementwise"):  # "not the paper's dropout"
         assert (m["recurrent_dropout"], m["dropout"], m["embed_dropout"]) == (0.2, 0.0, 0.0), path
 assert get_preset("kong2019-ptb-512-vs-kn", "full").model.embed_dropout == 0.5
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 9. Provenance
 #
 # Where and how every stored setting ran, and the command of its first seed.
 
-# %%
+# %% tags=[]
 show_provenance([("cpu-kong2019-ptb-grid", "cpu"), ("cpu-kong2019-ptb", "cpu"), ("cpu-kong2019-ptb-lambda0", "cpu")],
                 results_dir)
 show_markdown("| group / run | where and how | command of the first seed |\n|---|---|---|\n" + "\n".join(
     f"| compare-ptb/{run} | {provenance_line(s)} | `{(s.folders[0] / 'command.txt').read_text().splitlines()[0]}` |"
     for run, s in matched.items() if (s.folders[0] / "command.txt").is_file()));
 
-# %% [markdown]
+# %% [markdown] tags=[]
 # ## 10. What waits
 
-# %%
+# %% tags=[]
 show_waiting("05", results_dir);

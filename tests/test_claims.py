@@ -128,7 +128,7 @@ def test_the_machine_term_widens_the_interval():
     assert verdict(gain, LSTM, paper=-0.05) == HOLDS
     assert verdict(gain, LSTM, paper=-0.05, machine=0.04) == INCONCLUSIVE
     _, low, high = relative_change(gain, LSTM)
-    assert interval_text(gain, LSTM, 0.01).endswith("with the allowance for hardware differences, ±1.0%: "
+    assert interval_text(gain, LSTM, 0.01).endswith("with the hardware allowance, ±1.0%: "
                                                     f"{low - 0.01:+.1%} to {high + 0.01:+.1%})")
     assert _rates(0.0, -0.05, machine=0.012, trials=500)[NO_EFFECT] == 0  # cannot sit inside +-1% any more
     with pytest.raises(ValueError, match="cannot be negative"):
@@ -199,3 +199,11 @@ def test_interval_plot_draws_only_rows_with_a_verdict():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["decided"]
     assert [t.get_text() for t in ax.texts] == ["holds (handicaps the control)"]
     plt.close(ax.figure)
+
+
+def test_markdown_table_aligns_numbers_right_and_escapes_pipes():
+    from mlm.claims import markdown_table
+
+    text = markdown_table(["family", "accuracy"], [["a|b", "0.50 ± 0.01"], ["c", 1]])
+    assert text.splitlines() == ["| family | accuracy |", "|---|---:|", "| a\\|b | 0.50 ± 0.01 |", "| c | 1 |"]
+    assert markdown_table(["x", "y"], [], right=False).splitlines()[1] == "|---|---|"

@@ -267,7 +267,7 @@ def salton_claims_figure(entries: list[tuple], title: str = "", ax=None):
     ax.set_title(title, fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     handles = [Line2D([], [], color="C0", lw=4, marker="o", label="ours: the change and its 95% interval"),
-               Line2D([], [], color="C0", lw=1, label="allowance for hardware differences"),
+               Line2D([], [], color="C0", lw=1, label="hardware allowance"),
                Patch(color="0.88", label=f"the ±{MARGIN:.0%} margin")]
     if any(e[5] is not None for e in entries):
         handles.append(Line2D([], [], ls="", marker="D", mfc="none", mec="k",

@@ -70,7 +70,7 @@ def interval_plot(rows, labels: list[str], ax=None, title: str = ""):
     ax.axvline(0, color="0.4", lw=1)
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()
-    widened = "; thin: with the allowance for hardware differences" if any(row.machine for row in rows) else ""
+    widened = "; thin: the hardware allowance" if any(row.machine for row in rows) else ""
     ax.set_xlabel(f"change of test perplexity against the control (%): ours, with its 95% interval{widened}; "
                   "◇ the paper")
     ax.set_title(title)

@@ -146,7 +146,7 @@ def tying_verdict(rows, labels: list[str]):
     ax.set_xlabel("change of test perplexity against the control (%); left of 0: the model is better")
     key = [Line2D([], [], color="C0", lw=3, marker="o", label="ours, 95% interval")]
     if any(row.machine for row in rows):
-        key.append(Line2D([], [], color="C0", lw=1, label="allowance for hardware differences"))
+        key.append(Line2D([], [], color="C0", lw=1, label="hardware allowance"))
     key += [Line2D([], [], ls="none", marker="D", mfc="none", mec="black", label="the paper"),
             Patch(color="0.9", label=f"±{MARGIN:.0%}: too small to count")]
     ax.legend(handles=key, fontsize=9, ncol=len(key), loc="upper center", bbox_to_anchor=(0.5, -0.32),

@@ -43,9 +43,9 @@ def sampled_attention(panels: dict, low: float = 1e-3, title: str = ""):
 
 def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     """A Recurrent Memory model's attention over one sentence (Tran et al.'s Figure 4 for a single
-    sentence): rows are the predicted words, columns the inputs. Each cell is its weight against uniform
-    attention 1/k over the row's k words in memory, log2(k * weight), on a diverging scale whose white is
-    uniform (red: more than its share, blue: less), as :func:`attention_heatmap` with ``relative=True``.
+    sentence): rows are the steps, each labelled by its current word and the word it predicts, columns the
+    inputs. Each cell is its weight against uniform attention 1/k over the row's k words in memory,
+    log2(k * weight), on a diverging scale whose white is uniform (red: more than its share, blue: less), as :func:`attention_heatmap` with ``relative=True``.
     Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
     import numpy as np
 
@@ -58,9 +58,10 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     image = ax.imshow(_log2_against_uniform(weights.numpy(), outside), cmap="RdBu_r", vmin=-4, vmax=4, aspect="auto")
     ax.set_facecolor("0.85")  # the masked cells: not in memory
     ax.set_xticks(range(cols), probe["inputs"], rotation=90, fontsize=9)
-    ax.set_yticks(range(rows), probe["targets"], fontsize=9)
+    ax.set_yticks(range(rows), [f"{word} → {target}" for word, target in zip(probe["inputs"], probe["targets"])],
+                  fontsize=9)
     ax.set_xlabel(f"inputs in memory (the current word on the diagonal, at most {n})")
-    ax.set_ylabel("word being predicted")
+    ax.set_ylabel("current word → word being predicted")
     ax.set_title(f"{title}\n(white: uniform attention over the words in memory; grey: not in memory)", fontsize=10)
     bar = plt.colorbar(image, ax=ax, fraction=0.03, ticks=[-4, -2, 0, 2, 4])
     bar.ax.set_yticklabels(["1/16", "1/4", "1", "4", "16"])
@@ -149,7 +150,7 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     if title and panels and None not in panels:
         fig.suptitle(title, fontsize=11)
     widened = any(row.machine for _, _, row in decided)
-    thin = (" (thin: widened for a hardware shift, see the report)" if reader else
+    thin = (" (thin: the hardware allowance)" if reader else
             " (thin: widened for the shift between kinds of machine)") if widened else ""
     diamond = "; ◇ the paper" if any(m != "compare" for m, _, _ in decided) else ""
     axes[-1, 0].set_xlabel(f"change of test perplexity against the control (%); left of 0 the model is better\n"

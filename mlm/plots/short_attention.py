@@ -165,23 +165,26 @@ def window_heatmap(alpha, inputs: list[str], targets: list[str], start: int = 0,
 
 
 def window_profile(profiles: dict, title: str = "", ax=None):
-    """The mean attention weight of each window position (oldest slot first; Daniluk et al.'s Figure 3b),
-    one line per entry of ``profiles`` ({label: L weights}), against uniform (1/L), on a linear axis from 0
-    to twice uniform so that a head leaning on its last slots would show. Returns the axes."""
+    """The mean attention weight of each window position against uniform (``L`` times the weight, so 1 is
+    uniform; oldest slot first; Daniluk et al.'s Figure 3b), one line per entry of ``profiles`` ({label: L
+    weights}). The axis spans at least 0.8 to 1.2, so a tilt of a few percent reads as small and a head leaning
+    on its last slots would still fit. Returns the axes."""
     from matplotlib.ticker import MultipleLocator
 
     window = len(next(iter(profiles.values())))
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.6))
     positions = list(range(-window, 0))
-    for i, (label, weights) in enumerate(profiles.items()):
-        ax.plot(positions, [float(w) for w in weights], "-o", ms=4, color=f"C{i}", label=label)
-    ax.axhline(1 / window, color="k", lw=1, ls="--", label=f"uniform, 1/{window}")
-    ax.set_ylim(0, 2 / window)
+    ratios = {label: [window * float(w) for w in weights] for label, weights in profiles.items()}
+    for i, (label, ratio) in enumerate(ratios.items()):
+        ax.plot(positions, ratio, "-o", ms=4, color=f"C{i}", label=label)
+    ax.axhline(1, color="k", lw=1, ls="--", label=f"uniform (each slot 1/{window})")
+    values = [r for ratio in ratios.values() for r in ratio]
+    ax.set_ylim(min(0.8, min(values) - 0.05), max(1.2, max(values) + 0.05))
     ax.set_xlim(-window - 0.5, -0.5)
     ax.xaxis.set_major_locator(MultipleLocator(1 if window <= 16 else 2))
     ax.set_xlabel("position in the window (-1: the previous output)")
-    ax.set_ylabel("mean attention weight")
+    ax.set_ylabel("mean weight / uniform weight")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=9, loc="lower left")
@@ -194,7 +197,7 @@ def verdict_intervals(rows, labels: list[str], title: str = "", ax=None):
     from mlm.plots.claims import interval_plot
 
     ax = interval_plot(rows, labels, ax=ax, title=title)
-    thin = "; thin: allowance for hardware differences (see the report)" if any(r.machine for r in rows) else ""
+    thin = "; thin: the hardware allowance" if any(r.machine for r in rows) else ""
     ax.set_xlabel(f"change of test perplexity against the control (%): ours, with its 95% interval{thin}; "
                   "◇ the paper", fontsize=9)
     return ax
