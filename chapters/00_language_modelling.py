@@ -454,8 +454,8 @@ assert abs(np.corrcoef(delta, position - delta - 1)[0, 1]) < 0.02  # the prefix 
 # | *inconclusive* | anything else: it crosses a border of the margin |
 #
 # A gain more than twice the paper's is flagged *larger than reported: check the control*, since a control that
-# trained badly is the likelier cause. Where one side was tuned more than the other, the label names the side
-# the trial *handicaps*. Every paper chapter ends with these labels; [report r00](../reports/r00_deciding_a_claim.ipynb)
+# trained badly is the likelier cause. Where a trial is unequal, one side tuned more than the other or a control
+# known to be weak, the label names the side it *handicaps*. Every paper chapter ends with these labels; [report r00](../reports/r00_deciding_a_claim.ipynb)
 # shows how the rule decides.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}

@@ -313,7 +313,7 @@ variants = {  # label: (preset, what changes, name of its run folder)
 runs = {}
 for label, (name, change, folder) in variants.items():
     cfg = mlm.get_preset(name, size, overrides={**common, "train.seed": seed, **change})
-    runs[label] = mlm.train(cfg, run_dir=f"{runs_dir}/01-{folder}-{size}-seed{cfg.train.seed}")  # with progress bars
+    runs[label] = mlm.train(cfg, run_dir=f"{runs_dir}/01-{folder}-{size}-seed{cfg.train.seed}")
 baseline = count_baseline(runs["untied"].config, runs["untied"].corpus)
 print(f"bigram of the same {baseline['train_tokens']:,} words: test perplexity {baseline['bigram_test']:.1f}\n")
 print(f"{'':<21}{'parameters':>11}{'test':>7}{'best validation':>17}{'last train':>12}")

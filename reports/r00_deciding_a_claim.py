@@ -23,7 +23,7 @@
 # change.
 #
 # **Part A** lists every claim with its label, then shows the parts of the rule one at a time (the
-# interval, the labels, why three seeds, the machine term, tuning, the count-baseline floor), each on stored runs
+# interval, the labels, why three seeds, the hardware allowance, tuning, the count-baseline floor), each on stored runs
 # or on synthetic seeds. **Part B**, after it, audits chapter 06's matched
 # recipe run by run: perplexities, speed, how much of the sentence each model uses, where the runs ran, and
 # what is not run yet.
@@ -65,8 +65,9 @@ from mlm.stored import load_settings, machine_label
 # A *manifest* is the list of runs that one command, `python -m mlm reproduce NAME`, trains (each with its
 # seeds and settings), together with the claims those runs test. Each manifest asks its own question: the
 # paper's optimiser, schedule and data at its size or a reduced width (*the paper's recipe*), every family
-# under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with both sides tuned on equal
-# terms (*both sides tuned*). The labels per manifest:
+# under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with equal
+# effort on both sides (*both sides tuned*; where a recipe has nothing to tune, as Daniluk's, both sides are
+# retrained alike with a longer patience). The labels per manifest:
 
 # %% tags=[]
 every = []  # (manifest, claim, row) for every claim of every manifest
@@ -82,7 +83,7 @@ show_markdown("\n".join(lines));
 
 # %% [markdown] tags=[]
 # One table per manifest follows. *ours* is the change of the means with its 95% interval, widened by the
-# machine term where there is one; a letter in the *tuning* column points to how each side was tuned, listed
+# hardware allowance where there is one; a letter in the *tuning* column points to how each side was tuned, listed
 # under the table. Where the tuning was unequal, the label names the side it handicaps: *handicaps the control*
 # (the control got less tuning), or *handicaps the paper* (the model, the paper's side, got less).
 #
@@ -92,7 +93,7 @@ show_markdown("\n".join(lines));
 
 # %% tags=[]
 def ours(row) -> str:
-    """Our change with its interval (widened by the machine term where there is one), or a dash."""
+    """Our change with its interval (widened by the hardware allowance where there is one), or a dash."""
     model, control = row.seeds[:2] if row.seeds else ([], [])
     if min(len(model), len(control)) < 2:
         return "–"
@@ -101,7 +102,7 @@ def ours(row) -> str:
 
 
 def note(row) -> str:
-    """What else decides the label: the machine term, or a control below the count-baseline floor."""
+    """What else decides the label: the hardware allowance, or a control below the count-baseline floor."""
     notes = [f"widened ±{row.machine:.2%} (section 5)"] if row.machine else []
     if row.reason:
         notes.append("the control does not beat the bigram of its data: untestable (section 7)")
@@ -183,7 +184,7 @@ assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 #
 # ## 3. The margin, the five labels and the flag
 #
-# The interval $[lo, hi]$ (widened by the machine term $w$, section 5) is read against the margin $m = 1\%$, a
+# The interval $[lo, hi]$ (widened by the hardware allowance $w$, section 5) is read against the margin $m = 1\%$, a
 # change too small to matter for these models, and the paper's change $c$:
 #
 # | label | the interval | in words |
@@ -241,7 +242,7 @@ assert 0.003 < sd < 0.006, sd  # "about half a per cent"
 # With seeds that vary by about half a per cent, a true gain as large as the paper's almost always *holds*, a
 # gain far larger is flagged, and a loss beyond the margin reads *worse*. A true change of zero reads mostly
 # *inconclusive*, not *no effect*: with three seeds a side the interval is seldom narrow enough to fit inside
-# ±1%. An *inconclusive* row near zero is therefore what three seeds give, not a failed run. The machine term
+# ±1%. An *inconclusive* row near zero is therefore what three seeds give, not a failed run. The hardware allowance
 # widens that zone, so a 2% gain measured with each side on its own kind of machine is often *inconclusive*; and
 # since that term exceeds the margin, the right panel never says *no effect*.
 #
@@ -284,11 +285,11 @@ assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_
 # Two seeds a side give an interval nearly twice as wide as three (their $t$ has two degrees of freedom, not
 # four), and a real 5% gain then often fails to clear the margin. Three seeds a side call that gain reliably,
 # which is what most claims need. Saying *no effect* is harder: the whole interval must fit inside ±1%, and at
-# this spread that takes about eight seeds a side when both sides ran on one kind of machine. With a machine term
+# this spread that takes about eight seeds a side when both sides ran on one kind of machine. With a hardware allowance
 # $w$ the interval must fit inside $\pm(1\% - w)$, which takes more seeds, and no number of seeds suffices once
 # $w$ reaches the margin. The matched recipe's LSTM control has five.
 #
-# ## 5. The machine term
+# ## 5. The hardware allowance
 #
 # A run's result depends a little on the machine that ran it: the same command, seed and data give slightly
 # different numbers on another kind of processor or a GPU (other kernels, other summation orders). The book
@@ -326,7 +327,8 @@ assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(
 # fewer pairs, by a stand-in as wide as the widest measured bound and at least the largest shift of one run seen
 # between any two machines (`mlm.evidence.machine_shift`). A machine's bias reaches the change of the means only
 # as far as the two sides hold that machine in different shares. With $q_k$ the share of a side's seeds on kind
-# $k$ and $B_k$ the bound between $k$ and the commonest kind, the **machine term** of a claim
+# $k$ and $B_k$ the bound between $k$ and the commonest kind, the **hardware allowance** of a claim
+# (`mlm.evidence.machine_term`)
 # (`mlm.evidence.machine_term`) is
 #
 # $$ w = \sum_k \big|q_k^{\text{model}} - q_k^{\text{control}}\big| \, B_k, $$
@@ -345,7 +347,7 @@ def kinds_of(manifest, claim, row) -> list[Counter]:
 
 
 widened = [(m, c, r, kinds_of(m, c, r)) for m, c, r in every if r.machine]
-lines = ["| comparison | model vs control | the model's seeds | the control's seeds | machine term |", "|" + "---|" * 5]
+lines = ["| comparison | model vs control | the model's seeds | the control's seeds | hardware allowance |", "|" + "---|" * 5]
 lines += [f"| {COMPARISONS[m]} | {r.model_run} vs {r.control_run} | "
           + " | ".join(", ".join(f"{n} {kind}" for kind, n in sorted(k.items())) for k in kinds)
           + f" | ±{r.machine:.2%} |" for m, c, r, kinds in widened]
@@ -450,9 +452,10 @@ assert len(reasons) == 1, reasons  # one note serves every row
 assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-daniluk2017-wt2" for _, c, r in floored)
 
 # %% [markdown] tags=[]
-# Only the paper's own recipe for Daniluk et al. hits the floor: its LSTM, at a tenth of the paper's corpus and
-# stopped after three epochs without improvement (report r03), does not beat word-pair counts, so its four claims
-# cannot be read, whatever their intervals say.
+# Only the paper's own recipe for Daniluk et al. hits the floor: its LSTM, at a tenth of the paper's corpus, does
+# not beat word-pair counts. Two of its three seeds stopped after three epochs without improvement, and the
+# third, which ran all 20 epochs, only ties the counts (report r03), so its four claims cannot be read, whatever
+# their intervals say.
 #
 # # Part B. The matched recipe, run by run
 #

@@ -42,7 +42,8 @@ import mlm.manifests.full
 from mlm.claims import awaits_runs, label, markdown_cell, relative_change, show_markdown, spread, t_quantile
 from mlm.evidence import machine_pairs, paper_evidence
 from mlm.plots import fit_curves, seeds_by_machine, valid_by_seed
-from mlm.report import show_full_size, show_provenance, show_seeds, show_verdicts, show_waiting, verdict_figure
+from mlm.report import (compact_verdicts, show_full_size, show_provenance, show_seeds, show_waiting, verdict_figure,
+                        verdict_rows)
 from mlm.reproduce import load_manifest
 from mlm.stored import load_settings, machine_label
 
@@ -63,14 +64,16 @@ assert mlm.get_preset("press2017-small-tied").paper["test"] == 112.4
 # %% [markdown]
 # ## 1. The verdicts
 #
-# Every claim row of the two papers that the book has decided: the question its runs answer, how each side
-# was tuned, the paper's pair beside ours (mean ± sd over seeds), and the rule's label. Report r00 explains
+# Every claim row of the two papers that the book has decided: the paper's change, ours with its interval, the
+# seeds of each side and the rule's label; the notes under the table give each row's question and how each side
+# was tuned, and section 4 the perplexities. Report r00 explains
 # the rule: the 95% interval of the relative change of the mean test perplexity, widened by an allowance for
 # hardware differences where the two sides ran on different kinds of machine, read against a ±1% margin and
 # the paper's own change.
 
 # %%
-rows = show_verdicts("01", results_dir)
+rows = [r for r in verdict_rows("01", results_dir) if not awaits_runs(r[2])]  # the decided rows
+show_markdown(compact_verdicts(rows, lambda run: run))
 verdict_figure(rows)
 plt.show()
 
@@ -174,7 +177,9 @@ plt.show()
 # **Tying does not win by fitting its training text less.** The tied seeds end at a training perplexity of
 # 40.8 to 41.4, the untied at 42.6 to 43.6: with 43% fewer parameters the tied network fits both its training
 # text and new text better. Press & Wolf read tying as a regularizer (fewer parameters, less overfitting);
-# at this size the runs show no sign of that. From the sixth epoch on, validation perplexity moves by less
+# at this size the runs show no sign of that.
+#
+# From the sixth epoch on, validation perplexity moves by less
 # than two points in either arm while training perplexity keeps falling; the learning rate, halved every
 # epoch from the fifth, is under 1% of its start by the last, so the best-epoch weights are the run's final
 # ones in all but one seed.

@@ -118,7 +118,10 @@ assert [round(100 * x, 1) for x in relative_change(*level.seeds[:2])] == [0.5, -
 # %% [markdown] tags=[]
 # ## 2. Full size
 #
-# The paper's own sizes and corpora: the table reads *not run yet* until such runs are stored.
+# Tran et al.'s models are small, and section 3 already runs them at the paper's size: $d = 128$ on PTB, with
+# the presets the `full` manifest uses too. Its rows below repeat that comparison on a GPU, beside the other
+# RM and RMR variants of Table 2 and the sentence-completion models, and read *not run yet* until such runs are
+# stored; the paper's English-news corpus is not available.
 
 # %% tags=[]
 show_full_size("04", results_dir);
@@ -186,7 +189,7 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # validation epoch is 5, the LSTM's 7. Without dropout, the test perplexity is read before the overfitting, so the
 # gain is what the memory adds at the best epoch of a schedule no side tuned.
 #
-# **RMR loses to one layer, not to two.** RMR(-tM-g), with about as many parameters as RM, scores above every
+# **RMR loses to one layer; against two, inconclusive.** RMR(-tM-g), with about as many parameters as RM, scores above every
 # 1-layer LSTM seed (mean 122.1) and fits the training text less well (66 to 70), although it has one more layer
 # and twice the parameters. The 2-layer LSTM, of RMR's depth without the block, ends at nearly the same test and
 # training perplexity (121.5; 68 to 72), so RMR's loss looks like the cost of its second layer under this
@@ -209,8 +212,9 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
 show_markdown("Kinds of machine: " + "; ".join(f"{name(run)} {', '.join(k)}" for run, k in kinds.items())
-              + f". The 3-layer row's interval is widened by ±{deep.machine:.1%}, the measured shift between its "
-              "two sides' kinds; rows whose sides ran on one kind are not widened.");
+              + f". The 3-layer row's interval is widened by the hardware allowance, ±{deep.machine:.1%}, the "
+              "bound on the shift between its two sides' kinds of processor (report r00); rows whose sides ran on "
+              "one kind are not widened.");
 assert deep.machine > 0 and by_pair["cpu", "rm-tm-g", "lstm1"].machine == 0
 deep_change = relative_change(*deep.seeds[:2])[0]
 assert round(100 * deep_change) == -12 and round(100 * deep.seeds[2], 1) == -2.1, deep  # "12%", the paper's 2.1%
@@ -295,7 +299,9 @@ show_markdown("\n".join(lines));
 # state does not fade over this range. RM's three seeds show both ways a model with a memory can recall. In
 # seed 2 the LSTM under the block never learned to carry the pair: within the reach the model recalls about two
 # values in three by reading the source (about half its weight on it, uniform being 0.07), and beyond the reach
-# it falls to chance. In seeds 0 and 1 the LSTM carries the pair, so recall drops by at most 8 points at the
+# it falls to chance.
+#
+# In seeds 0 and 1 the LSTM carries the pair, so recall drops by at most 8 points at the
 # reach, though the block still puts about three times the uniform weight on the source.
 #
 # Why does reading the source give only two values in three? A slot's score is $M$'s row for the word in it plus
@@ -623,6 +629,8 @@ assert all(json.loads((short_dir / run / "result.json").read_text()).get("cpu_mo
 # 'tran2016-ptb-128-whole/*'` trains them again.
 #
 # ## 10. What waits
+#
+# The full-size rows of section 2 wait for a GPU; the claims and seeds of the other sections:
 
 # %% tags=[]
 show_waiting("04", results_dir)
