@@ -383,16 +383,16 @@ if size == "reduced":  # the paragraph reads the reduced run
 # %% [markdown]
 # ## Our verdict
 #
-# Key-value-predict with $L = 5$, the paper's best window, lowers the LSTM's test perplexity by 2.3%, in every
-# seed, about a fifth of the paper's 11%: *smaller gain*. The 4-gram RNN, which attends to nothing, gains 2.0%,
-# and windows of 1 or 15 outputs move key-value-predict by under 1%, as in the paper, but with three seeds a
-# side each of these intervals crosses a border of the ±1% margin (the 4-gram's only with the hardware
-# allowance), so they read *inconclusive*. [The report](../reports/r03_daniluk.ipynb) has the runs, the paper's
-# own recipe and what still waits.
+# Key-value-predict with $L = 5$, the paper's best window, lowers the LSTM's test perplexity by 2.2%, in every
+# seed, about a fifth of the paper's 11%, and the 4-gram RNN, which attends to nothing, by 1.8%, as in the paper.
+# Most of the heads' seeds ran on another kind of processor than the LSTM's, and with the hardware allowance both
+# intervals reach inside the ±1% margin: *inconclusive*, as are windows of 1 or 15 outputs against 5, which move
+# key-value-predict by under 1%. [The report](../reports/r03_daniluk.ipynb) has the runs, the paper's own recipe
+# and what still waits.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The verdict above reads these rows; the assertions fail when a stored run changes them.
-from mlm.claims import INCONCLUSIVE, SMALLER_GAIN, relative_change
+from mlm.claims import INCONCLUSIVE, relative_change
 from mlm.evidence import paper_evidence
 from mlm.plots import verdict_intervals
 from mlm.reproduce import load_manifest
@@ -402,8 +402,8 @@ evidence = paper_evidence("03", "../results")
 matched = {(c.model, c.control): r for m, c, r in evidence if m == "compare"}
 own = [r for m, c, r in evidence if m == "cpu"]  # the paper's recipe: "the LSTM control learned less than a count model"
 assert own and all(r.verdict == INCONCLUSIVE and "does not beat the interpolated bigram" in r.reason for r in own)
-shown = {("kvp-L5", "lstm"): ("key-value-predict, L = 5 vs LSTM", SMALLER_GAIN, -2.3),
-         ("ngram4", "lstm"): ("4-gram RNN vs LSTM", INCONCLUSIVE, -2.0),
+shown = {("kvp-L5", "lstm"): ("key-value-predict, L = 5 vs LSTM", INCONCLUSIVE, -2.2),
+         ("ngram4", "lstm"): ("4-gram RNN vs LSTM", INCONCLUSIVE, -1.8),
          ("ngram4", "kvp-L5"): ("4-gram RNN vs key-value-predict", INCONCLUSIVE, 0.3),
          ("kvp-L1", "kvp-L5"): ("key-value-predict: L = 1 vs L = 5", INCONCLUSIVE, -0.3),
          ("kvp-L15", "kvp-L5"): ("key-value-predict: L = 15 vs L = 5", INCONCLUSIVE, 0.6)}
@@ -413,11 +413,18 @@ for pair, (_, label, pct) in shown.items():
 kvp = matched["kvp-L5", "lstm"]
 runs = {name for pair in shown for name in pair}
 specs = [s for s in load_manifest("compare") if s.group == "compare-ptb" and s.base in runs]
-sizes = [r["parameters"] for setting in load_settings(specs, "../results").values() for r in setting.results]
+settings = load_settings(specs, "../results")
+sizes = [r["parameters"] for setting in settings.values() for r in setting.results]
 assert {s.base for s in specs} == runs and all(abs(v / 2.7e6 - 1) < 0.01 for v in sizes), sizes  # "about 2.7M"
 assert all(s.preset == "tran2016-ptb-lstm1" and s.config().data.protocol == "sentence" for s in specs)  # the recipe
 assert max(kvp.seeds[0]) < min(kvp.seeds[1]) and round(100 * kvp.seeds[2]) == -11, kvp.seeds  # "every seed", "11%"
 assert 0.15 < relative_change(*kvp.seeds[:2])[0] / kvp.seeds[2] < 0.25  # "about a fifth"
+for pair in (("kvp-L5", "lstm"), ("ngram4", "lstm")):  # clear of the margin on the seeds, not with the allowance
+    high, machine = relative_change(*matched[pair].seeds[:2])[2], matched[pair].machine
+    assert high < -0.01 < high + machine, (pair, high, machine)
+kinds = {run: settings[run].machine_kinds() for run in runs}
+assert len(set(kinds["lstm"])) == 1 and all(
+    sum(k != kinds["lstm"][0] for k in kinds[r]) > len(kinds[r]) / 2 for r in ("kvp-L5", "ngram4")), kinds  # "most"
 assert all(abs(relative_change(*matched[p].seeds[:2])[0]) < 0.01 for p in (("kvp-L1", "kvp-L5"), ("kvp-L15", "kvp-L5")))
 verdict_intervals([matched[pair] for pair in shown], [name for name, _, _ in shown.values()],
                   title="Every model at 2.7M parameters, trained alike on PTB: ours (95% interval), ◇ the paper")

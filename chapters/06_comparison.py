@@ -281,7 +281,7 @@ for text, row in rows.items():
           f"{f'{low - row.machine:+.1%} to {high + row.machine:+.1%}':<18}{row.label_text}")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
-from mlm.claims import HOLDS, INCONCLUSIVE, SMALLER_GAIN, WORSE
+from mlm.claims import HOLDS, INCONCLUSIVE, WORSE
 
 verdict = {tuple(side if isinstance(side, str) else side[0] + ", tuned" for side in (c.model, c.control)): rows[c.text]
            for c in compare.CLAIMS if c.text in rows}  # (model, control) -> its row
@@ -290,18 +290,22 @@ change = {pair: relative_change(*row.seeds[:2])[0] for pair, row in verdict.item
 attentive = [("attentive-single-headlr0.1", "lstm"), ("attentive-combined-headlr0.1", "lstm")]
 daniluk = [("kvp-L5", "lstm"), ("ngram4", "lstm")]
 assert label[("tied", "lstm")] == HOLDS and -0.048 < change[("tied", "lstm")] < -0.038  # "about 4%"
-assert label[("tied-d128", "lstm")] == INCONCLUSIVE and f"{change[('tied-d128', 'lstm')]:+.1%}" == "+0.8%"
+assert label[("tied-d128", "lstm")] == INCONCLUSIVE and f"{change[('tied-d128', 'lstm')]:+.1%}" == "+0.7%"
+assert [len(side) for side in verdict[("tied-d128", "lstm")].seeds[:2]] == [5, 5] and not verdict[("tied-d128", "lstm")].machine
 assert label[("vs-kn-tied", "tied")] == HOLDS and -0.07 < change[("vs-kn-tied", "tied")] < -0.06  # "about 6.5%"
-assert all(label[p] == HOLDS and -0.035 < change[p] < -0.025 and verdict[p].seeds[2] is None for p in attentive)
+assert all(-0.035 < change[p] < -0.025 and verdict[p].seeds[2] is None for p in attentive)  # "about 3%"
+assert [label[p] for p in attentive] == [INCONCLUSIVE, HOLDS]  # the single score, the combined score
+assert not set(settings["attentive-single-headlr0.1"].machine_kinds()) & set(settings["lstm"].machine_kinds())
 assert {p for p, row in verdict.items() if row.handicaps} == {*attentive, ("vs-kn-tied", "tied")}
 assert all(row.handicaps in ("", "the control") for row in verdict.values())
 assert label[("rm-tm-g", "lstm")] == label[("rmr-notm-g", "lstm")] == WORSE
-assert [f"{100 * change[(m, 'lstm')]:+.1f}" for m in ("rm-tm-g", "rmr-notm-g")] == ["+4.4", "+16.3"]  # Tran's bullet
-assert label[("kvp-L5", "lstm")] == SMALLER_GAIN and round(-100 * verdict[("kvp-L5", "lstm")].seeds[2]) == 11
+assert [f"{100 * change[(m, 'lstm')]:+.1f}" for m in ("rm-tm-g", "rmr-notm-g")] == ["+4.6", "+16.4"]  # Tran's bullet
+assert round(-100 * verdict[("kvp-L5", "lstm")].seeds[2]) == 11  # "the paper's 11%"
 assert all(-0.025 < change[p] < -0.015 for p in daniluk)  # "about 2%"
-ngram = verdict[("ngram4", "lstm")]
-assert label[("ngram4", "lstm")] == INCONCLUSIVE and ngram.machine > 0
-assert relative_change(*ngram.seeds[:2])[2] < -0.01 < relative_change(*ngram.seeds[:2])[2] + ngram.machine
+for pair in daniluk:  # in every seed; clear of the margin on the seeds alone, not with the allowance
+    row = verdict[pair]
+    assert label[pair] == INCONCLUSIVE and max(row.seeds[0]) < min(row.seeds[1]), pair
+    assert relative_change(*row.seeds[:2])[2] < -0.01 < relative_change(*row.seeds[:2])[2] + row.machine, pair
 assert all(label[p] == INCONCLUSIVE for p in [("window-L5", "lstm"), ("kv-L5", "lstm"), ("kvp-L1", "kvp-L5"),
                                               ("kvp-L15", "kvp-L5"), ("ngram4", "kvp-L5")])
 assert compare.WIDTHS["kvp-L5"] == compare.WIDTHS["ngram4"] == 279 and compare.WIDTHS["lstm"] == 128
@@ -315,25 +319,26 @@ assert {compare.ROW_LABELS[t] for t, r in zip(rows, shown) if r.seeds[2] is None
 #
 # * **Tying the embeddings *holds*, and the gain comes from the width it buys.** The tied LSTM spends the saved
 #   output matrix on 228 units instead of 128 and gains about 4%; tied at equal width, Press and Wolf's own
-#   comparison, it changes by +0.8%, *inconclusive*.
+#   comparison, with five seeds a side on one kind of processor, it changes by +0.7%, *inconclusive*.
 # * **VS-KN *holds*** on the tied LSTM, by about 6.5%, against a control with no regularizer at all.
-# * **Salton et al.'s attention, its head at a tenth of the learning rate, gains about 3%, and both scores
-#   *hold*.** These rows have no diamond: the paper set its model beside another paper's LSTM, a pair whose
-#   change has no size to compare with ours.
-# * **Tran et al.'s memory blocks are *worse*** (+4.4% and +16.3%). The budget leaves RM and RMR an LSTM about
+# * **Salton et al.'s attention, its head at a tenth of the learning rate, gains about 3%.** The combined score
+#   *holds*; the single score, whose seeds all ran on another kind of processor than the control's, reads
+#   *inconclusive* with the hardware allowance. These rows have no diamond: the paper set its model beside
+#   another paper's LSTM, a pair whose change has no size to compare with ours.
+# * **Tran et al.'s memory blocks are *worse*** (+4.6% and +16.4%). The budget leaves RM and RMR an LSTM about
 #   half as wide as the control's.
-# * **Daniluk et al.'s key-value-predict gains about 2%, a *smaller gain* than the paper's 11%.** The 4-gram RNN
-#   gains about as much, clear of the margin on the seeds alone but *inconclusive* with the hardware allowance.
-#   The paper's headline, that the 4-gram RNN does as well as key-value-predict, would read *no effect*, an
+# * **Daniluk et al.'s key-value-predict gains about 2%, against the paper's 11%, and the 4-gram RNN about as
+#   much, in every seed.** Both clear the margin on the seeds alone, but most of their seeds ran on another kind
+#   of processor than the control's, and with the hardware allowance both read *inconclusive*. The paper's headline, that the 4-gram RNN does as well as key-value-predict, would read *no effect*, an
 #   interval inside ±1%; ours reaches past +1%, so it is *inconclusive*. Both run 279 units wide against the
 #   control's 128, so the head may not be the cause. The other window heads, and windows of 1 or 15 outputs
 #   against 5, are *inconclusive*.
 #
 # ## Our verdict
 #
-# Under one recipe and one parameter count, tying (through the width it buys), smoothing and Salton's head at a
-# tenth of the rate clear the margin, Daniluk's key-value-predict gains less than reported, and Tran's memory
-# blocks, left half the LSTM's width, are *worse*. The two tests part ways: Salton's combined score solves the
+# Under one recipe and one parameter count, tying (through the width it buys), smoothing and Salton's combined
+# score at a tenth of the rate clear the margin, Daniluk's heads gain about 2% but read *inconclusive* with the
+# hardware allowance, and Tran's memory blocks, left half the LSTM's width, are *worse*. The two tests part ways: Salton's combined score solves the
 # recall task and gains about 3% on text, while Tran's memory recalls within its 15 words in the seed whose LSTM
 # does not carry the pair, yet is *worse* on text. Each paper's report holds the evidence behind its rows, and
 # part B of [report r00](../reports/r00_deciding_a_claim.ipynb) audits this recipe run by run.

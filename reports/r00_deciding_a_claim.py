@@ -29,8 +29,8 @@
 # what is not run yet.
 #
 # As the rows stand, the rule gives a gain that clears the margin to several claims, calls several *worse*, and
-# leaves about half the decided rows of the matched recipe *inconclusive*: with three seeds a side, a change of
-# about 3% or less often cannot be told from none (sections 3 to 5). The rows that tune both sides on equal
+# leaves most decided rows of the matched recipe *inconclusive*: with three seeds a side and the hardware
+# allowance, a change of about 3% or less often cannot be told from none (sections 3 to 5). The rows that tune both sides on equal
 # terms are not run yet, and every row says which side an unequal trial handicaps.
 
 # %% tags=["parameters"]
@@ -133,7 +133,7 @@ from markdown_it import MarkdownIt
 rendered = MarkdownIt("commonmark").enable("table").render(claims_table("cpu"))
 assert rendered.count("<table>") == 1 and rendered.count("<tr>") == 1 + sum(m == "cpu" for m, _, _ in every)
 matched = [r for m, _, r in every if m == "compare" and r.decided]
-assert abs(sum(r.verdict == INCONCLUSIVE for r in matched) - len(matched) / 2) <= 1.5, counts  # "about half"
+assert len(matched) / 2 < sum(r.verdict == INCONCLUSIVE for r in matched) < len(matched), counts  # "most"
 assert sum(r.verdict == WORSE for _, _, r in every) >= 3 and sum(r.verdict == HOLDS for _, _, r in every) >= 3
 assert all(abs(relative_change(*r.seeds[:2])[0]) < 0.035 for r in matched if r.verdict == INCONCLUSIVE)  # "about 3%"
 both_tuned = [r for m, c, r in every if m == "tuned" or (not c.handicaps and not isinstance(c.model, str)
@@ -235,7 +235,7 @@ assert at_paper[HOLDS] > 0.9, at_paper  # "almost always holds"
 assert synthetic[0.0][list(changes).index(-0.12)][LARGER] > 0.9
 at_two = list(changes).index(-0.02)
 assert synthetic[term][at_two][INCONCLUSIVE] > synthetic[0.0][at_two][INCONCLUSIVE]  # "widens that zone"
-assert all(s[NO_EFFECT] == 0 for s in synthetic[term]) and term > MARGIN  # "never no effect"
+assert all(s[NO_EFFECT] == 0 for s in synthetic[term]) and 0.8 * MARGIN < term  # "never no effect", "nearly all"
 assert 0.003 < sd < 0.006, sd  # "about half a per cent"
 
 # %% [markdown] tags=[]
@@ -244,7 +244,7 @@ assert 0.003 < sd < 0.006, sd  # "about half a per cent"
 # *inconclusive*, not *no effect*: with three seeds a side the interval is seldom narrow enough to fit inside
 # ±1%. An *inconclusive* row near zero is therefore what three seeds give, not a failed run. The hardware allowance
 # widens that zone, so a 2% gain measured with each side on its own kind of machine is often *inconclusive*; and
-# since that term exceeds the margin, the right panel never says *no effect*.
+# since that term takes nearly all of the ±1% margin, the right panel never says *no effect*.
 #
 # ## 4. Why three seeds a side
 #
@@ -277,15 +277,16 @@ fig.tight_layout()
 plt.show()
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
-assert half_width[0] > 1.8 * half_width[1] and half_width[1] > MARGIN > half_width[2], half_width  # "nearly twice"
+assert half_width[0] > 1.8 * half_width[1], half_width  # "nearly twice"
 assert by_seeds[-0.05][1] > 0.9 and by_seeds[-0.05][0] < 0.85, by_seeds  # three: a 5% gain holds; two: often not
-assert by_seeds[0.0][1] < 0.4 and by_seeds[0.0][3] < 0.8 < by_seeds[0.0][4], by_seeds  # "about eight seeds a side"
+assert by_seeds[0.0][1] < 0.4 and 0.7 < by_seeds[0.0][3] < 0.9 < by_seeds[0.0][4], by_seeds  # "five ... eight"
 
 # %% [markdown] tags=[]
 # Two seeds a side give an interval nearly twice as wide as three (their $t$ has two degrees of freedom, not
 # four), and a real 5% gain then often fails to clear the margin. Three seeds a side call that gain reliably,
 # which is what most claims need. Saying *no effect* is harder: the whole interval must fit inside ±1%, and at
-# this spread that takes about eight seeds a side when both sides ran on one kind of machine. With a hardware allowance
+# this spread that takes five seeds a side to succeed four times in five, and eight to be nearly sure, when both
+# sides ran on one kind of machine. With a hardware allowance
 # $w$ the interval must fit inside $\pm(1\% - w)$, which takes more seeds, and no number of seeds suffices once
 # $w$ reaches the margin. The matched recipe's LSTM control has five.
 #
@@ -302,24 +303,22 @@ show_markdown("| run | rerun on | stored on | shift of the test perplexity |\n|-
 
 # %% [markdown] tags=[]
 # One rerun's shift mixes two things: a bias of the machine, which would move every run alike, and the
-# divergence of one training run once its sums round differently, which acts like a new seed. The matched
-# recipe's control ran three seeds on one kind of processor and two on the other; their means sit much closer
-# than the rerun of seed 0 moved:
+# divergence of one training run once its sums round differently, which acts like a new seed. The pairs of the
+# AMD EPYC and the Intel Xeon point both ways; their mean is close to zero, and they spread a little more than
+# two seeds of one machine differ:
 
 # %% tags=[]
-control_setting = load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"]
-by_kind = {}
-for seed, kind, ppl in zip(control_setting.seeds, control_setting.machine_kinds(), control_setting.values("test_ppl")):
-    by_kind.setdefault(kind, []).append((seed, ppl))
-for kind, runs in by_kind.items():
-    print(f"LSTM on {kind:<5} seeds {', '.join(str(s) for s, _ in runs)}: test perplexity "
-          + ", ".join(f"{p:.2f}" for _, p in runs) + f"; mean {statistics.fmean(p for _, p in runs):.2f}")
-(kind_a, runs_a), (kind_b, runs_b) = by_kind.items()
-split = statistics.fmean(p for _, p in runs_b) / statistics.fmean(p for _, p in runs_a) - 1
-print(f"mean on {kind_b} against mean on {kind_a}: {split:+.1%}")
+epyc_xeon = [p.shift if p.kinds == ("EPYC", "Xeon") else -p.shift for p in pairs if set(p.kinds) == {"EPYC", "Xeon"}]
+control = load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"].values("test_ppl")
+seed_sd = statistics.stdev(control) / statistics.fmean(control)  # one seed's spread, relative to the mean
+print(f"EPYC against Xeon, {len(epyc_xeon)} pairs: from {min(epyc_xeon):+.2%} to {max(epyc_xeon):+.2%}, "
+      f"mean {statistics.fmean(epyc_xeon):+.2%}, sd {statistics.stdev(epyc_xeon):.2%}")
+print(f"two seeds of the LSTM on one machine: sd of their difference {2 ** 0.5 * seed_sd:.2%}")
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
-assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(pairs[0].shift), (split, pairs)
+assert len(epyc_xeon) >= 3 and min(epyc_xeon) < 0 < max(epyc_xeon), epyc_xeon  # "point both ways"
+assert abs(statistics.fmean(epyc_xeon)) < 0.3 * statistics.stdev(epyc_xeon), epyc_xeon  # "close to zero"
+assert 1 < statistics.stdev(epyc_xeon) / (2 ** 0.5 * seed_sd) < 1.5  # "a little more"
 
 # %% [markdown] tags=[]
 # The book bounds the shift between two kinds of machine by the far end of the 95% interval of their mean shift,
@@ -328,14 +327,13 @@ assert (kind_a, kind_b) == ("Xeon", "EPYC") and abs(split) < 0.005 < 0.01 < abs(
 # between any two machines (`mlm.evidence.machine_shift`). A machine's bias reaches the change of the means only
 # as far as the two sides hold that machine in different shares. With $q_k$ the share of a side's seeds on kind
 # $k$ and $B_k$ the bound between $k$ and the commonest kind, the **hardware allowance** of a claim
-# (`mlm.evidence.machine_term`)
 # (`mlm.evidence.machine_term`) is
 #
 # $$ w = \sum_k \big|q_k^{\text{model}} - q_k^{\text{control}}\big| \, B_k, $$
 #
-# 0 where both sides ran on the same mix and the whole bound where each side ran on its own kind. Every widened
-# claim, with the kinds of machine its two sides' seeds ran on (*unknown*: a run that recorded neither its
-# processor nor a GPU, counted as a kind of its own):
+# 0 where both sides ran on the same mix and the whole bound where each side ran on its own kind. The bounds, then
+# every widened claim with the kinds of machine its two sides' seeds ran on (*unknown*: a run that recorded
+# neither its processor nor a GPU, counted as a kind of its own):
 
 # %% tags=[]
 def kinds_of(manifest, claim, row) -> list[Counter]:
@@ -346,41 +344,41 @@ def kinds_of(manifest, claim, row) -> list[Counter]:
     return [Counter(settings[name].machine_kinds()) for name in runs]
 
 
+measured = Counter(frozenset(p.kinds) for p in pairs)
+for two, n in measured.items():
+    print(f"{' and '.join(sorted(two))}: {n} pair(s), bound ±{machine_shift(sorted(two), results_dir):.2%}"
+          + (" (measured)" if n >= 3 else " (the stand-in)"))
 widened = [(m, c, r, kinds_of(m, c, r)) for m, c, r in every if r.machine]
 lines = ["| comparison | model vs control | the model's seeds | the control's seeds | hardware allowance |", "|" + "---|" * 5]
 lines += [f"| {COMPARISONS[m]} | {r.model_run} vs {r.control_run} | "
           + " | ".join(", ".join(f"{n} {kind}" for kind, n in sorted(k.items())) for k in kinds)
           + f" | ±{r.machine:.2%} |" for m, c, r, kinds in widened]
 show_markdown("\n".join(lines))
-measured = Counter(frozenset(p.kinds) for p in pairs)
-print("pairs measured per two kinds:", "; ".join(f"{' and '.join(sorted(k))}: {n}" for k, n in measured.items()))
-print(f"a bound from three pairs at -1.1%, -0.9% and -1.2% would be ±{shift_bound([-0.011, -0.009, -0.012]):.2%}")
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
-assert all(n < 3 for n in measured.values()), measured  # "fewer than three pairs: the stand-in"
-assert term == max(abs(p.shift) for p in pairs) and 0.011 < term < 0.013, term
+stand_in = max(abs(p.shift) for p in pairs)
+assert measured[frozenset(("EPYC", "Xeon"))] == 6 and term == shift_bound(epyc_xeon) and term < stand_in, term
+assert all(n < 3 and machine_shift(sorted(k), results_dir) == stand_in for k, n in measured.items()
+           if k != frozenset(("EPYC", "Xeon")))  # "keep the stand-in"
 assert all(abs(r.machine - machine_term(*(list(k.elements()) for k in kinds), results_dir)) < 1e-12
            for _, _, r, kinds in widened)
+lstm_kinds = set(load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"].machine_kinds())
 family = [r.machine for m, c, r in every if m == "compare" and r.model_run == "window-L5" and r.control_run == "lstm"]
-assert len(family) == 1 and 0.25 < family[0] / term < 0.3, family  # "about a quarter of the bound"
-whole = [r for _, _, r, _ in widened if r.machine == term]
-assert len(whole) == 2 and term > MARGIN and {m for m, _, r, _ in widened if r.machine == term} == {"cpu"}
-assert max(r.machine for _, _, r, _ in widened if r.machine < term) < 0.0075  # "at most 0.72%"
-assert shift_bound([-0.011, -0.009, -0.012]) > term and round(t_quantile(0.975, 2), 1) == 4.3
+assert lstm_kinds == {"Xeon"} and len(family) == 1 and abs(family[0] - 2 / 3 * term) < 1e-12, family  # "two thirds"
+whole = {(m, r.model_run) for m, _, r, _ in widened if r.machine in (term, stand_in)}
+assert {("compare", "attentive-single-headlr0.1"), ("compare", "attentive-combined-headlr0.1")} <= whole
+decided_by = [r for m, _, r, _ in widened if m == "compare" and r.verdict == INCONCLUSIVE
+              and (relative_change(*r.seeds[:2])[2] < -MARGIN or relative_change(*r.seeds[:2])[1] > MARGIN)]
+assert {r.model_run for r in decided_by} == {"attentive-single-headlr0.1", "kvp-L5", "ngram4"}, decided_by
 
 # %% [markdown] tags=[]
-# No two kinds of machine have three measured pairs yet, so every bound is the stand-in, the largest one-run
-# shift measured (about 1.2%). Three pairs alone would not narrow it: three shifts like the ones measured give a
-# larger bound, since $t$ with two degrees of freedom is 4.3; it narrows with more pairs, or with pairs that agree
-# more closely. The stand-in is also conservative: the control's means per kind of machine (printed above)
-# differ far less than one rerun moved, because most of a single run's shift is its own trajectory diverging,
-# which the spread of the seeds already counts.
-#
-# Most matched-recipe families ran a third of their seeds on the processor that ran three fifths of the
-# control's, so their term is about a quarter of the bound ($|1/3 - 3/5| \approx 0.27$ of it); no partly widened
-# row gets more than 0.72%. Two rows of the paper's recipe ran each side on its own kind and get the whole bound.
-# That bound exceeds the margin, so these two rows can never read *no effect*, however many seeds they get: their
-# widened interval cannot fit inside ±1%. Precision and device are part of the machine's kind.
+# The EPYC and the Xeon have six measured pairs, and their bound replaces the stand-in; pairs of other kinds
+# (the GPUs, and a run that recorded no processor) number one or none and keep the stand-in, the largest one-run
+# shift measured. The matched recipe's control ran all five seeds on the Xeon, while most families ran two of
+# their three on the EPYC, so their allowance is two thirds of the bound; the families that ran all three there
+# get the whole bound. Three matched rows clear the margin on their seeds alone and read *inconclusive* only
+# with the allowance: Salton's single score, key-value-predict and the 4-gram RNN against the LSTM. Their seeds
+# rerun on the Xeon would settle them. Precision and device are part of the machine's kind.
 #
 # ## 6. Tuning: both sides on equal terms
 #

@@ -22,10 +22,11 @@ results_dir = "../results"
 #
 # Salton, Ross & Kelleher (2017) report the single-score Attentive LM at 70.1 test perplexity on PTB (about 86 per
 # predicted token) beside an LSTM trained under another protocol. Against the same network without the head, and
-# with the head at a tenth of the learning rate, it gains 8.4% with the paper's recipe at 2 x 200 and about 3%
-# under the book's matched recipe: *holds*, in trials that *handicap the control*, since only the head's rate
-# was chosen. Under the matched recipe at the paper's single rate, both scores end about 1% worse than the LSTM:
-# *inconclusive*. The paper's own recipe at one rate, the trials that also tune the control's rate, and the
+# with the head at a tenth of the learning rate, it gains 8.4% with the paper's recipe at 2 x 200 (*holds*) and
+# about 3% under the book's matched recipe, where the combined score *holds* and the single score reads
+# *inconclusive* once the hardware allowance is added. Every one of these trials *handicaps the control*, since
+# only the head's rate was chosen. Under the matched recipe at the paper's single rate, both scores end about 1%
+# worse than the LSTM: *inconclusive*. The paper's own recipe at one rate, the trials that also tune the control's rate, and the
 # ablation of the merge layer are not run yet.
 
 # %% tags=[]
@@ -103,28 +104,30 @@ own = decided["cpu", "single-headlr0.1"]
 single = decided["compare", "attentive-single-headlr0.1"]
 combined = decided["compare", "attentive-combined-headlr0.1"]
 assert len(rows) == 3, [(m, c.model) for m, c, _ in rows]
-assert (own.verdict, single.verdict, combined.verdict) == (HOLDS, HOLDS, HOLDS), rows  # "holds"
+assert (own.verdict, single.verdict, combined.verdict) == (HOLDS, INCONCLUSIVE, HOLDS), rows
 assert all(r.handicaps == "the control" for r in (own, single, combined)), rows
-assert [round(100 * relative_change(*r.seeds[:2])[0], 1) for r in (own, single, combined)] == [-8.4, -3.1, -2.9]
+assert [round(100 * relative_change(*r.seeds[:2])[0], 1) for r in (own, single, combined)] == [-8.4, -3.0, -2.8]
 assert own.machine == 0 and single.machine > 0 and combined.machine > 0, (own.machine, single.machine)
-assert all(relative_change(*r.seeds[:2])[2] + r.machine < -MARGIN for r in (single, combined)), rows  # "still clear"
+assert relative_change(*combined.seeds[:2])[2] + combined.machine < -MARGIN, combined  # "still clears"
+assert relative_change(*single.seeds[:2])[2] < -MARGIN < relative_change(*single.seeds[:2])[2] + single.machine
+assert single.machine == combined.machine == machine_term(["EPYC"], ["Xeon"], results_dir)  # "the whole allowance"
 assert max(own.seeds[0]) < min(own.seeds[1]), own.seeds  # every seed below every seed
 assert round(SALTON_RESULTS["ptb", "single"][1] ** PTB_PER_TOKEN) == 86
 assert round(SALTON_RESULTS["ptb", "combined"][1] ** PTB_PER_TOKEN) == 87
 assert SALTON_RESULTS["ptb", "single"][1] == 70.1 and get_preset("zaremba2014-medium").paper["test"] == 82.7
 assert [round(100 * e[5], 1) for e in entries] == [-15.2, -15.2, -14.5, -15.2, -14.5], entries  # the paper's pairs
 assert (own.seeds[2], single.seeds[2], combined.seeds[2]) == (None, None, None)  # "direction only"
-assert [round(100 * relative_change(*v[:2])[0], 1) for v in one_rate.values()] == [1.0, 1.2], one_rate  # "about 1% worse"
+assert [round(100 * relative_change(*v[:2])[0], 1) for v in one_rate.values()] == [1.1, 1.4], one_rate  # "1.1% and 1.4"
 assert all(v[3] == INCONCLUSIVE for v in one_rate.values()), one_rate  # "inconclusive"
 assert cpu.SALTON_WIDTH == 200 and cpu.SALTON_EPOCHS == 24
 
 # %% [markdown] tags=[]
 # The paper's recipe gives the largest gain, with every seed of the model below every seed of the control.
-# The matched rows gain less; their two sides ran on two kinds of processor in different shares, so the rule
-# widens their intervals by the measured shift between machines, and both still clear the margin. All three
-# trials tuned the head's learning rate and left the LSTM's at 1. At the paper's single rate both scores are
-# worse than the LSTM on average, but their intervals, widened for the machines, reach inside the ±1% margin:
-# *inconclusive*.
+# The matched rows gain less. Their models ran on the AMD EPYC and their control on the Intel Xeon, so the rule
+# widens their intervals by the whole hardware allowance: the combined score still clears the margin, the single
+# score, clear of it on its seeds alone, no longer does. All three trials tuned the head's learning rate and left
+# the LSTM's at 1. At the paper's single rate both scores are worse than the LSTM on average (by 1.1% and 1.4%),
+# but their intervals, widened for the machines, reach inside the ±1% margin: *inconclusive*.
 
 # %% [markdown] tags=[]
 # ## 2. At the paper's size
@@ -234,7 +237,7 @@ assert all(curves[k][i][3]["lr"] == 1 and curves[k][i][4]["lr"] < 1 for k in cur
 assert all(0.5 < 100 * (statistics.fmean(best[k]) / statistics.fmean(best["LSTM"]) - 1) < 1.5 for k in full_rate), best
 assert all(min(final_train[k]) > max(final_train["LSTM"]) + 5 for k in full_rate), final_train
 assert f"{min(v for k in full_rate for v in final_train[k]):.0f}-{max(v for k in full_rate for v in final_train[k]):.0f}" == "63-66"
-assert f"{min(final_train['LSTM']):.0f}-{max(final_train['LSTM']):.0f}" == "56-58", final_train
+assert f"{min(final_train['LSTM']):.0f}-{max(final_train['LSTM']):.0f}" == "56-57", final_train
 slow_first = [v for k in slow for v in first[k]]
 assert f"{min(slow_first):.0f} to {max(slow_first):.0f}" == "212 to 228", slow_first
 assert all(3 < statistics.fmean(best["LSTM"]) - statistics.fmean(best[k]) < 5 for k in slow), best  # "about 4"
@@ -251,7 +254,7 @@ assert not matched["lstm-lr0.5"].seeds and not matched["lstm-lr2.0"].seeds  # "n
 # %% [markdown] tags=[]
 # - At the full rate the heads' first validation is 371 to 670, the LSTM's 189 to 207. Once the rate decays
 #   they come close, but their best validation stays about 1% *above* the LSTM's (worse), and their training
-#   perplexity ends higher (63-66 against 56-58): they fit the training text less well, the mark of a model
+#   perplexity ends higher (63-66 against 56-57): they fit the training text less well, the mark of a model
 #   trained too little, not of one that overfits.
 # - With the head at a tenth of the rate the first epoch ends at 212 to 228, close to the LSTM; the training
 #   perplexity ends where the LSTM's does, and the best validation lies about 4 points below the LSTM's.
