@@ -298,7 +298,7 @@ assert by_seeds[0.0][1] < 0.4 and 0.7 < by_seeds[0.0][3] < 0.9 < by_seeds[0.0][4
 
 # %% tags=[]
 pairs = machine_pairs(results_dir)
-show_markdown("| run | rerun on | stored on | shift of the test perplexity |\n|---|---|---|---:|\n" + "\n".join(
+show_markdown("| run | the other run on | the stored run on | shift of the test perplexity |\n|---|---|---|---:|\n" + "\n".join(
     f"| {p.run} | {p.kinds[0]} | {p.kinds[1]} | {p.shift:+.2%} |" for p in pairs));
 
 # %% [markdown] tags=[]
@@ -353,7 +353,7 @@ lines = ["| comparison | model vs control | the model's seeds | the control's se
 lines += [f"| {COMPARISONS[m]} | {r.model_run} vs {r.control_run} | "
           + " | ".join(", ".join(f"{n} {kind}" for kind, n in sorted(k.items())) for k in kinds)
           + f" | ±{r.machine:.2%} |" for m, c, r, kinds in widened]
-show_markdown("\n".join(lines))
+show_markdown("\n".join(lines));
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 stand_in = max(abs(p.shift) for p in pairs)

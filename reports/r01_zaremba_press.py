@@ -342,7 +342,7 @@ show_markdown(machine_lines(ptb));
 
 # %%
 pairs = machine_pairs(results_dir)
-show_markdown("\n".join(["| run | rerun on | stored run on | test perplexity moved by |", "|---|---|---|---|"]
+show_markdown("\n".join(["| run | the other run on | the stored run on | test perplexity moved by |", "|---|---|---|---|"]
                         + [f"| {p.run} | {p.kinds[0]} | {p.kinds[1]} | {p.shift:+.1%} |" for p in pairs]));
 
 # %% [markdown]

@@ -253,7 +253,7 @@ for run, split in by_kind.items():
              for k in kinds]
     lines.append(f"| {run} | " + " | ".join(f"{a} | {b}" for a, b in cells) + " |")
 show_markdown("\n".join(lines))
-show_markdown("| rerun of | machines (rerun, stored) | shift of its test perplexity |\n|---|---|---:|\n" + "\n".join(
+show_markdown("| run | machines (the other run, the stored run) | shift of its test perplexity |\n|---|---|---:|\n" + "\n".join(
     f"| {p.run} | {p.kinds[0]}, {p.kinds[1]} | {p.shift:+.2%} |" for p in machine_pairs(results_dir)))
 bound = machine_shift(kinds, results_dir)
 print(f"the bound on one kind's shift (EPYC against Xeon): ±{bound:.2%}")

@@ -135,7 +135,7 @@ CLAIMS = [
            question=f"{MATCHED}; the tied LSTM is 228 wide against 128 (the paper ties at equal width: the next row)"),
     _claim("Tying improves the LSTM at equal width (Press & Wolf 2017's comparison, small: 114.5 → 112.4)",
            "tied-d128", "lstm", "press2017-small-tied", "zaremba2014-small", chapter="01",
-           question="the paper's: equal width (128), under Tran's recipe without dropout; five seeds a side planned"),
+           question="the paper's: equal width (128), under Tran's recipe without dropout; five seeds a side"),
     _claim(_salton.format("single score (Eq. 9)"), _ATTENTIVE, _LSTM_LR, "salton2017-ptb-single",
            "zaremba2014-medium", chapter="02", question=MATCHED, tuning=_LR),
     _claim(_salton.format("combined score (Eq. 10)"), _COMBINED, _LSTM_LR, "salton2017-ptb-combined",
