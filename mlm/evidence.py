@@ -118,6 +118,12 @@ def shift_bound(shifts: Sequence[float], level: float = LEVEL) -> float:
     return abs(statistics.fmean(shifts)) + half
 
 
+def kind_shifts(first: str, second: str, pairs: Sequence[MachinePair]) -> list[float]:
+    """The shifts of the ``pairs`` measured between kinds ``first`` and ``second``, each as a run on ``first``
+    against its twin on ``second`` (a pair stored the other way round counts with its sign turned)."""
+    return [p.shift if p.kinds == (first, second) else -p.shift for p in pairs if set(p.kinds) == {first, second}]
+
+
 def machine_shift(kinds: Sequence[str], results: str | Path = "results") -> float:
     """The machine term of a claim whose runs used the kinds of machine ``kinds``: 0 for one kind; else, for
     each two kinds among them, :func:`shift_bound` of their measured pairs, or where fewer than three pairs
@@ -131,7 +137,7 @@ def machine_shift(kinds: Sequence[str], results: str | Path = "results") -> floa
     for p in pairs:
         key = tuple(sorted(p.kinds))
         if key not in measured:
-            shifts = [q.shift if q.kinds == key else -q.shift for q in pairs if tuple(sorted(q.kinds)) == key]
+            shifts = kind_shifts(*key, pairs)
             measured[key] = shift_bound(shifts) if len(shifts) >= 3 else None
     # not measured: as wide as the widest bound measured, and at least the largest shift of one run
     fallback = max([abs(p.shift) for p in pairs] + [b for b in measured.values() if b is not None], default=0.02)

@@ -49,8 +49,8 @@ import numpy as np
 from mlm.claims import (FEW_SEEDS, HOLDS, INCONCLUSIVE, LABELS, LARGER, MARGIN, NO_EFFECT, NOT_RUN, WORSE,
                         PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown, spread, t_quantile,
                         verdict)
-from mlm.evidence import (MANIFESTS, choose, machine_pairs, machine_shift, machine_term, manifest_claims, shift_bound,
-                          stored_claims)
+from mlm.evidence import (MANIFESTS, choose, kind_shifts, machine_pairs, machine_shift, machine_term, manifest_claims,
+                          shift_bound, stored_claims)
 from mlm.manifests import compare
 from mlm.plots import history_curves, interval_plot, label_rates
 from mlm.report import COMPARISONS, show_provenance
@@ -308,7 +308,7 @@ show_markdown("| run | the other run on | the stored run on | shift of the test 
 # two seeds of one machine differ:
 
 # %% tags=[]
-epyc_xeon = [p.shift if p.kinds == ("EPYC", "Xeon") else -p.shift for p in pairs if set(p.kinds) == {"EPYC", "Xeon"}]
+epyc_xeon = kind_shifts("EPYC", "Xeon", pairs)  # each pair as its EPYC run against its Xeon twin
 control = load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"].values("test_ppl")
 seed_sd = statistics.stdev(control) / statistics.fmean(control)  # one seed's spread, relative to the mean
 print(f"EPYC against Xeon, {len(epyc_xeon)} pairs: from {min(epyc_xeon):+.2%} to {max(epyc_xeon):+.2%}, "

@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt
 import mlm
 import mlm.manifests.full
 from mlm.claims import awaits_runs, label, markdown_cell, relative_change, show_markdown, spread, t_quantile
-from mlm.evidence import machine_pairs, paper_evidence
+from mlm.evidence import kind_shifts, machine_pairs, paper_evidence
 from mlm.plots import fit_curves, seeds_by_machine, valid_by_seed
 from mlm.report import (compact_verdicts, show_full_size, show_provenance, show_seeds, show_waiting, verdict_figure,
                         verdict_rows)
@@ -358,7 +358,7 @@ show_markdown("\n".join(f"- {c.model} against {c.control}: " + (
     f"so the interval is widened by ±{r.machine:.1%}" if r.machine else "both sides ran on one kind of machine in "
     "the same shares: no allowance") for _, c, r in matched if not awaits_runs(r)))
 compare_pairs = [p for p in pairs if p.run.startswith("compare-ptb/")]
-cpus = [p.shift if p.kinds == ("EPYC", "Xeon") else -p.shift for p in compare_pairs if set(p.kinds) == {"EPYC", "Xeon"}]
+cpus = kind_shifts("EPYC", "Xeon", compare_pairs)
 assert sorted({p.run.split("/")[1] for p in compare_pairs}) == ["lstm", "tied-d128"] and len(cpus) == 6, pairs
 assert [f"{100 * min(cpus):+.1f}", f"{100 * max(cpus):+.1f}"] == ["-1.1", "+1.0"], cpus  # "-1.1% to +1.0%"
 gpu = [p for p in compare_pairs if any(k.startswith("NVIDIA H200") for k in p.kinds)]

@@ -45,7 +45,7 @@ import torch
 
 import mlm
 from mlm.claims import relative_change, show_markdown
-from mlm.evidence import group_baseline, machine_pairs, machine_shift
+from mlm.evidence import group_baseline, kind_shifts, machine_pairs, machine_shift
 from mlm.manifests.recall import FAMILY_RUNS
 from mlm.plots import interval_plot, own_protocol_curves, recall_panels
 from mlm.report import (compact_verdicts, show_full_size, show_provenance, show_seeds, show_waiting,
@@ -276,7 +276,7 @@ assert all([len(by_kind[r].get(k, [])) for k in kinds] == [2, 1] for r in by_kin
 within = {r: statistics.fmean(by_kind[r]["Xeon"]) / statistics.fmean(by_kind["lstm"]["Xeon"]) - 1
           for r in ("kvp-L5", "ngram4")}
 assert [round(100 * within[r], 1) for r in ("kvp-L5", "ngram4")] == [-1.8, -2.2], within
-epyc_xeon = [p.shift for p in machine_pairs(results_dir) if set(p.kinds) == {"EPYC", "Xeon"}]
+epyc_xeon = kind_shifts("EPYC", "Xeon", machine_pairs(results_dir))
 assert len(epyc_xeon) == 6 and [f"{100 * f(epyc_xeon):+.1f}" for f in (min, max)] == ["-1.1", "+1.0"], epyc_xeon
 stand_in = max(abs(p.shift) for p in machine_pairs(results_dir))
 assert [round(100 * bound, 2), round(100 * stand_in, 2)] == [0.88, 1.19], (bound, stand_in)

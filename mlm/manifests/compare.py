@@ -211,14 +211,18 @@ ROW_LABELS = {claim.text: row_label(claim) for claim in CLAIMS}
 OTHER_CONTRAST = {("tied", "lstm"), ("rm-tm-g", "lstm"), ("rmr-notm-g", "lstm")}
 
 
+def without_paper(row):
+    """A claims row for a figure with no paper's change (no diamond): the paper measured another contrast."""
+    from dataclasses import replace
+
+    return replace(row, seeds=(*row.seeds[:2], None)) if row.seeds else row
+
+
 def paper_yardsticks(rows: dict) -> list:
     """The claims rows ``rows`` ({claim text: row}, as :func:`mlm.evidence.decided_rows` gives them) for a
     figure, the paper's change kept only where it measures the row's own contrast (not :data:`OTHER_CONTRAST`)."""
-    from dataclasses import replace
-
     other = {c.text for c in CLAIMS if (c.model, c.control) in OTHER_CONTRAST}
-    return [replace(row, seeds=(*row.seeds[:2], None)) if text in other and row.seeds else row
-            for text, row in rows.items()]
+    return [without_paper(row) if text in other else row for text, row in rows.items()]
 
 # the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
 # same size (the bench's "same-size LSTM")

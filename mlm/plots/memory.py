@@ -45,8 +45,8 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     """A Recurrent Memory model's attention over one sentence (Tran et al.'s Figure 4 for a single
     sentence): rows are the steps, each labelled by its current word and the word it predicts, columns the
     inputs. Each cell is its weight against uniform attention 1/k over the row's k words in memory,
-    log2(k * weight), on a diverging scale whose white is uniform (red: more than its share, blue: less), as :func:`attention_heatmap` with ``relative=True``.
-    Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
+    log2(k * weight), on a diverging scale whose white is uniform (red: more than its share, blue: less), as
+    :func:`attention_heatmap` with ``relative=True``. Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
     import numpy as np
 
     weights = probe["attention"]  # (targets, inputs)
@@ -117,14 +117,15 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     """The decided claims rows of Tran et al.'s paper (``(manifest, claim, row)`` as
     :func:`mlm.evidence.paper_evidence` gives them) as interval plots (:func:`mlm.plots.interval_plot`), each
     row named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"). ``panels`` maps a manifest to the
-    title of its own panel (default: one panel of all rows); the paper's diamond is drawn only in the
-    panels that ask the paper's question (not in ``compare``, the book's equal-parameter question, where the
-    paper's change answers another one). ``reader`` (a chapter): the label without the side an unequal trial
+    title of its own panel (default: one panel of all rows); the paper's diamond is left out where the paper
+    measured another contrast (:data:`mlm.manifests.compare.OTHER_CONTRAST`: RM and RMR at the book's equal
+    parameter count, where the paper compared at equal width). ``reader`` (a chapter): the label without the side an unequal trial
     handicaps, and the widened part of an interval named without the report's vocabulary. Rows still waiting
     for runs are left out, so the figure shows whatever is stored. Returns the figure."""
     from dataclasses import replace
 
     from mlm.claims import MARGIN, awaits_runs
+    from mlm.manifests.compare import OTHER_CONTRAST, without_paper
     from mlm.plots.claims import interval_plot
 
     decided = [(manifest, claim, row) for manifest, claim, row in rows if row.seeds and not awaits_runs(row)]
@@ -136,8 +137,8 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     for ax, (key, panel_title), group in zip(axes[:, 0], panels.items(), groups):
         shown = []
         for manifest, claim, row in group:
-            if manifest == "compare":  # the book's question: the paper's change is no yardstick for it
-                row = replace(row, seeds=(*row.seeds[:2], None))
+            if manifest == "compare" and (claim.model, claim.control) in OTHER_CONTRAST:
+                row = without_paper(row)  # the paper's change answers another question
             if reader:
                 row = replace(row, handicaps="")
             shown.append(row)
