@@ -234,6 +234,10 @@ def cmd_reproduce(args) -> int:
 
     if Path(args.manifest).suffix == ".json":
         args.manifest = str(Path(args.manifest).resolve())  # the post-step command runs in --root
+    if args.store_from:
+        return store_from_root(args)
+    if args.twin:
+        raise ConfigError("--twin LABEL goes with --store-from ROOT")
     status = main(args)
     if args.list and status == 0 and Path(args.manifest).suffix != ".json":  # the claims' verdicts now
         from mlm.reproduce import load_manifest, select
@@ -246,6 +250,23 @@ def cmd_reproduce(args) -> int:
         if claims:
             print(claims)
     return status
+
+
+def store_from_root(args) -> int:
+    """``reproduce MANIFEST --store-from ROOT``: the manifest's runs (as this root's results and ROOT's decide a
+    staged manifest's runs) stored here from ROOT (:func:`mlm.store.store_from`)."""
+    from mlm.reproduce import Layout, load_manifest, select
+    from mlm.store import store_from
+
+    specs = {}
+    for results in (Path(args.root) / "results", Path(args.store_from) / "results"):
+        specs.update({s.id: s for s in select(load_manifest(args.manifest, results), args.only)})
+    if not specs:
+        print(f"no run of {args.manifest} matches {args.only}", file=sys.stderr)
+        return 2
+    store_from(list(specs.values()), args.manifest, Layout(Path(args.root)), Path(args.store_from), args.twin,
+               args.device)
+    return 0
 
 
 def cmd_unpack(args) -> int:
@@ -379,6 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--archive", metavar="PATH.tar.gz",
                    help="also put every run this call stores into this archive (its results' small files, no "
                         "checkpoints), rewritten as each run ends; python -m mlm unpack puts it into results/")
+    p.add_argument("--store-from", metavar="ROOT",
+                   help="train nothing: store here the finished runs of another --root (a campaign of its own), "
+                        "with the manifest's post-steps, checking each is the manifest's run (mlm/store.py)")
+    p.add_argument("--twin", metavar="LABEL",
+                   help="with --store-from: a run stored here from another kind of machine moves to "
+                        "results/machine-check/LABEL/ as the new run's twin (a measured machine shift)")
     cluster = p.add_argument_group("launching through submitit (docs/cluster.md)")
     cluster.add_argument("--launcher", default="jobs", choices=LAUNCHERS,
                          help="jobs: here, --jobs at a time (default); slurm: one Slurm job array, a task per "
