@@ -441,17 +441,20 @@ def test_readme_claims_block_is_generated_from_the_stored_results(tmp_path):
     assert not update_readme(readme, "new") and readme.read_text() == "no block\n"
 
 
-@pytest.mark.parametrize("manifest", ["cpu", "compare"])
+@pytest.mark.parametrize("manifest", ["cpu", "compare", "tuned"])
 def test_commands_page_states_each_campaigns_size_from_its_manifest(manifest):
     """docs/commands.md's `reproduce cpu` and `reproduce compare` lines give each manifest's run count and CPU
-    hours as its stored results list it (a copy counts as a run and takes no hours): a change to a manifest,
-    or a grid that has chosen, which forgets the page fails here."""
+    hours as its stored results list it (a copy counts as a run and takes no hours), the `reproduce tuned` line
+    its run count: a change to a manifest, or a grid that has chosen, which forgets the page fails here."""
     import re
 
     root = Path(__file__).resolve().parents[1]
     specs = rp.load_manifest(manifest, root / "results")
     line = next(l for l in (root / "docs" / "commands.md").read_text().splitlines()
-                if f"reproduce {manifest} --jobs" in l)
+                if f"reproduce {manifest} --" in l and "--jobs" in l)
+    if manifest == "tuned":
+        assert int(re.search(r"(\d+) runs to start", line).group(1)) == len(specs), line
+        return
     runs, hours = map(int, re.search(r"(\d+) runs, about (\d+) CPU hours", line).groups())
     assert runs == len(specs) and hours == round(rp.estimated_hours(specs)), line
 

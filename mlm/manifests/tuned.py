@@ -14,6 +14,10 @@ every run of a claim on one kind of machine:
   side's choice (:data:`KONG_GRIDS`).
 * **Daniluk et al.** on WikiText-2: the cpu manifest's recipe with early stopping after 6 bad epochs instead of
   3 (two of its LSTM seeds stopped at epoch 6 while the third went on to epoch 18).
+* **Tran et al.** on PTB at the paper's width: the paper's schedule (the rate halved each epoch after the
+  fourth, 15 epochs) was set for a 26M-word corpus and leaves the 2- and 3-layer LSTMs behind the 1-layer one on
+  PTB's 0.9M words. First a probe, seed 0 of the 1- and 3-layer LSTMs on a schedule that trains each depth to
+  its own plateau (:data:`TRAN_PLATEAU`): does depth pay then? If it does, the block's rows are rerun on it.
 * **Salton et al.** at 2 x 200 on PTB: the control's learning rate from {0.5, 1, 2}, the head's from the
   full rate and a tenth of it (:data:`SALTON_GRIDS`); and the merge layer of Eq. 7 with the memory switched
   off, which tells whether the gain is attention's or the extra layer's.
@@ -62,6 +66,14 @@ DANILUK_MODELS = ("lstm", "kvp-L5", "ngram4", "attention-L10", "kv-L10")
 _daniluk_p6 = [o for o in _daniluk if not o.startswith("train.early_stop_patience")] + \
               [f"train.early_stop_patience={DANILUK_PATIENCE}"]
 
+# -- Tran et al. (2016) ------------------------------------------------------------------------------------
+TRAN = "tuned-tran2016-ptb"
+# the rate halved (and the best weights restored) after each epoch that does not improve validation perplexity,
+# a stop after four such epochs in a row, at most 30 epochs
+TRAN_PLATEAU = ("train.schedule=plateau", "train.plateau_patience=1", "train.early_stop_patience=4",
+                "train.epochs=30")
+TRAN_PROBE = ("lstm1", "lstm3")
+
 # -- Salton et al. (2017) ----------------------------------------------------------------------------------
 SALTON = "tuned-salton2017-ptb"
 _salton = [f"model.embed_size={SALTON_WIDTH}", f"model.hidden_size={SALTON_WIDTH}", f"train.epochs={SALTON_EPOCHS}"]
@@ -75,7 +87,8 @@ SALTON_GRIDS = {"lstm": ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "single": ("single
 SALTON_FIXED = ("single-headlr0.1", "merge-only-headlr0.1")  # the ablation: three seeds each, whatever the grid
 
 # hours on one CPU thread and training tokens (the cpu manifest's estimates for the same models)
-HOURS = {KONG: (5.7, 55.8e6), DANILUK: (1.6, 27.3e6), SALTON: (3.4, 21.6e6)}
+HOURS = {KONG: (5.7, 55.8e6), DANILUK: (1.6, 27.3e6), SALTON: (3.4, 21.6e6),
+         TRAN: (1.4, 18.6e6)}  # Tran: 20 of the 30 epochs (a guess), the 3-layer LSTM's 0.7 h per 15
 
 
 def manifest(results: Path = RESULTS) -> list:
@@ -88,6 +101,8 @@ def manifest(results: Path = RESULTS) -> list:
                            epochs=KONG_EPOCHS)]
     specs += [r for name in DANILUK_MODELS
               for r in runs(DANILUK, name, f"daniluk2017-wt2-{name}", "reduced", _daniluk_p6, seeds=SEEDS, epochs=13)]
+    specs += [r for name in TRAN_PROBE for r in runs(TRAN, name, f"tran2016-ptb-{name}", overrides=TRAN_PLATEAU,
+                                                     seeds=(0,), epochs=20)]
     specs += [r for name, (preset, extra) in SALTON_POINTS.items()
               for r in runs(SALTON, name, preset, overrides=[*_salton, *extra], seeds=salton_seeds[name])]
     return [dataclasses.replace(r, hours=HOURS[r.group][0], tokens=HOURS[r.group][1]) for r in specs]
