@@ -45,7 +45,7 @@ import statistics
 import matplotlib.pyplot as plt
 
 from mlm.claims import markdown_table, relative_change, show_markdown, spread
-from mlm.evidence import decided_rows, group_baseline
+from mlm.evidence import current_rows, group_baseline
 from mlm.manifests import compare
 from mlm.manifests.recall import FAMILY_RUNS, PROBES
 from mlm.plots import interval_plot, recall_panels
@@ -270,7 +270,7 @@ assert len(control) == 5 and round(sum(control) / 5) == 118 and round(bigram, 1)
 # the head's learning rate, and smoothing faces a control with no regularizer, so both handicap the control.
 
 # %%
-rows = decided_rows("compare", results_dir)  # claim -> its row, for every claim with three seeds a side stored
+rows = current_rows("compare", results_dir)  # claim -> its row (three seeds a side, no fairer row of it decided)
 interval_plot(compare.paper_yardsticks(rows), [compare.ROW_LABELS[text] for text in rows],
               title="Each family against its control, one recipe")
 plt.show()

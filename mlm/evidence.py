@@ -298,6 +298,25 @@ def decided_rows(manifest: str, results: str | Path = "results") -> dict[str, Cl
     return {c.text: row for c, row in zip(claims, stored_claims(claims, manifest, results)) if not awaits_runs(row)}
 
 
+def supersedes(claim: PaperClaim, other: PaperClaim) -> bool:
+    """Whether ``claim`` asks ``other``'s question with more tuning: the same group, each side of ``other``
+    among ``claim``'s candidates for that side, and more candidates in all (a row that tunes both sides
+    against one that tuned only the model)."""
+    def within(side, wider):
+        return set(PaperClaim.candidates(side)) <= set(PaperClaim.candidates(wider))
+
+    return (claim.group == other.group and within(other.model, claim.model) and within(other.control, claim.control)
+            and len(claim.runs) > len(other.runs))
+
+
+def current_rows(manifest: str, results: str | Path = "results") -> dict[str, Claim]:
+    """:func:`decided_rows` without the rows a decided row supersedes (:func:`supersedes`): what a chapter
+    shows once the fairer trial of a question has its runs (the reports keep both)."""
+    rows = decided_rows(manifest, results)
+    claims = [c for c in manifest_claims(manifest) if c.text in rows]
+    return {c.text: rows[c.text] for c in claims if not any(supersedes(other, c) for other in claims)}
+
+
 def pending_runs(results: str | Path = "results") -> str:
     """The claims still waiting for runs, one line each with the command that trains them (the list
     ``results/README.md`` keeps)."""

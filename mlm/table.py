@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mlm.configs import ConfigError
-from mlm.evidence import MANIFESTS, decided_rows, manifest_claims, pending_runs, stored_claims, update_baselines
+from mlm.evidence import MANIFESTS, current_rows, manifest_claims, pending_runs, stored_claims, update_baselines
 from mlm.stored import StoredSetting, load_settings, mean_std
 
 
@@ -173,8 +173,8 @@ def plot_verdicts(path: str | Path, results: str | Path = "results") -> Path:
     from mlm.manifests import compare
     from mlm.plots import interval_plot
 
-    decided = decided_rows("compare", results)
-    ax = interval_plot(list(decided.values()), [compare.ROW_LABELS[text] for text in decided],
+    decided = current_rows("compare", results)
+    ax = interval_plot(compare.paper_yardsticks(decided), [compare.ROW_LABELS[text] for text in decided],
                        title="Each claim against its control under one recipe on PTB (2.70M parameters but the d = 128 row)")
     path = Path(path)
     ax.figure.savefig(path, dpi=100, bbox_inches="tight")

@@ -253,3 +253,26 @@ def test_the_compact_verdict_table_prints_both_intervals_and_one_seed_rows():
     assert sum("(one seed: no interval)" in line for line in lines) == len(single)
     notes = [line for line in lines if line[:1].isdigit()]
     assert len(notes) == len(set(n.split(". ", 1)[1] for n in notes)), notes  # each note once
+
+
+def test_a_row_that_tunes_both_sides_replaces_the_one_it_supersedes_once_decided(tmp_path):
+    """The single score at 0.1x against the LSTM at rate 1 stands until the row that also tunes the LSTM's rate
+    has its runs; then the chapters show that row alone (:func:`current_rows`), and the reports keep both."""
+    from mlm.evidence import current_rows, decided_rows, supersedes
+    from mlm.manifests import compare
+
+    claims = {compare.ROW_LABELS[c.text]: c for c in compare.CLAIMS}
+    fair, handicapped = claims["Attentive, single, both tuned"], claims["Attentive, single, head lr 0.1x"]
+    assert supersedes(fair, handicapped) and not supersedes(handicapped, fair) and not supersedes(fair, fair)
+    assert not supersedes(claims["key-value-predict, L = 5"], claims["4-gram RNN"])
+    for seed in range(3):
+        store(tmp_path, "lstm", seed, 118.0 + seed / 10, valid=120.0)
+        store(tmp_path, "attentive-single", seed, 120.0, valid=124.0)
+        store(tmp_path, "attentive-single-headlr0.1", seed, 114.0 + seed / 10, valid=118.0)
+    assert set(current_rows("compare", tmp_path)) == {handicapped.text}
+    for seed in range(3):
+        store(tmp_path, "lstm-lr0.5", seed, 125.0, valid=127.0)
+        store(tmp_path, "lstm-lr2.0", seed, 117.0 + seed / 10, valid=119.0)
+    assert set(decided_rows("compare", tmp_path)) == {handicapped.text, fair.text}
+    assert set(current_rows("compare", tmp_path)) == {fair.text}
+    assert "lstm-lr2.0, chosen on validation" in current_rows("compare", tmp_path)[fair.text].tuning
