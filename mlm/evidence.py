@@ -309,12 +309,19 @@ def supersedes(claim: PaperClaim, other: PaperClaim) -> bool:
             and len(claim.runs) > len(other.runs))
 
 
+def without_superseded(rows: Sequence[tuple[str, PaperClaim, Claim]]) -> list[tuple[str, PaperClaim, Claim]]:
+    """The decided ``(manifest, claim, row)`` of ``rows`` that no other decided row of the same manifest
+    supersedes (:func:`supersedes`): the fairer trial of a question replaces the other once it has its runs."""
+    decided = [(m, c, r) for m, c, r in rows if not awaits_runs(r)]
+    return [(m, c, r) for m, c, r in decided if not any(m2 == m and supersedes(c2, c) for m2, c2, _ in decided)]
+
+
 def current_rows(manifest: str, results: str | Path = "results") -> dict[str, Claim]:
-    """:func:`decided_rows` without the rows a decided row supersedes (:func:`supersedes`): what a chapter
-    shows once the fairer trial of a question has its runs (the reports keep both)."""
-    rows = decided_rows(manifest, results)
-    claims = [c for c in manifest_claims(manifest) if c.text in rows]
-    return {c.text: rows[c.text] for c in claims if not any(supersedes(other, c) for other in claims)}
+    """:func:`decided_rows` without the rows a decided row supersedes (:func:`without_superseded`): what a
+    chapter shows (the reports name both)."""
+    claims = manifest_claims(manifest)
+    rows = [(manifest, c, r) for c, r in zip(claims, stored_claims(claims, manifest, results))]
+    return {c.text: r for _, c, r in without_superseded(rows)}
 
 
 def pending_runs(results: str | Path = "results") -> str:

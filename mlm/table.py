@@ -218,7 +218,7 @@ class Headline:
     claim: str
     chapter: str
     report: str
-    rows: tuple[tuple[str, str, str, str, str], ...]  # (manifest, group, model, control, the comparison in words)
+    rows: tuple[tuple, ...]  # (manifest, group, model, control, the comparison in words); a tuned side: a tuple
     full_size: str = ""  # where the paper's size is already what the rows ran: says so instead of "not run"
 
 
@@ -229,7 +229,9 @@ HEADLINES = (
     Headline("Salton et al. 2017", "attention over the sentence so far beats the LSTM",
              "chapters/02_attentive_lm.ipynb", "reports/r02_salton.ipynb",
              (("cpu", "cpu-salton2017-ptb", "single-headlr0.1", "lstm",
-               "the paper's recipe at 2 x 200, only the head's rate tuned"),)),
+               "the paper's recipe at 2 x 200, only the head's rate tuned"),
+              ("compare", "compare-ptb", ("attentive-single", "attentive-single-headlr0.1"),
+               ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "at matched parameters under one recipe, both sides' rates tuned"))),
     Headline("Daniluk et al. 2017", "attention over a short window, split into key, value and predict, beats the LSTM",
              "chapters/03_short_attention.ipynb", "reports/r03_daniluk.ipynb",
              (("cpu", "cpu-daniluk2017-wt2", "kvp-L5", "lstm", "the paper's recipe at a third of its widths"),
@@ -277,7 +279,8 @@ def papers_block(results: str | Path = "results") -> str:
             change = f" ({relative_change(*row.seeds[:2])[0]:+.1%})" if row.decided and row.seeds else ""
             handicap = f", {row.handicaps} handicapped" if row.handicaps and row.decided else ""
             reason = ", the control learned less than a count model" if row.reason else ""
-            said.append(f"*{row.verdict}*{change}: {words}{handicap}{reason}")
+            machines = ", its sides on different kinds of machine" if row.decided and row.machine else ""
+            said.append(f"*{row.verdict}*{change}: {words}{handicap}{machines}{reason}")
         number = headline.chapter.split("/")[1][:2]
         full_rows = stored_claims([c for c in full.CLAIMS if c.chapter == number], "full", results)
         full_size = headline.full_size or ("not run" if all(r.verdict == "not run yet" for r in full_rows) else
