@@ -264,6 +264,11 @@ class PaperClaim:
         return (side,) if isinstance(side, str) else tuple(side)
 
     @property
+    def tunes_both(self) -> bool:
+        """Whether each side is chosen on validation among candidates (both sides tuned)."""
+        return not isinstance(self.model, str) and not isinstance(self.control, str)
+
+    @property
     def runs(self) -> tuple[str, ...]:
         """Every run the claim may read."""
         return (*self.candidates(self.model), *self.candidates(self.control))

@@ -291,11 +291,16 @@ def paper_evidence(chapter: str, results: str | Path = "results",
     return out
 
 
+def manifest_rows(manifest: str, results: str | Path = "results") -> list[tuple[str, PaperClaim, Claim]]:
+    """``(manifest, claim, row)`` for every claim of ``manifest``, decided or not, in manifest order."""
+    claims = manifest_claims(manifest)
+    return [(manifest, c, row) for c, row in zip(claims, stored_claims(claims, manifest, results))]
+
+
 def decided_rows(manifest: str, results: str | Path = "results") -> dict[str, Claim]:
     """A manifest's claims rows the rule has decided (three seeds a side), keyed by the claim's text, in
     manifest order."""
-    claims = manifest_claims(manifest)
-    return {c.text: row for c, row in zip(claims, stored_claims(claims, manifest, results)) if not awaits_runs(row)}
+    return {c.text: row for _, c, row in manifest_rows(manifest, results) if not awaits_runs(row)}
 
 
 def supersedes(claim: PaperClaim, other: PaperClaim) -> bool:
@@ -319,9 +324,7 @@ def without_superseded(rows: Sequence[tuple[str, PaperClaim, Claim]]) -> list[tu
 def current_rows(manifest: str, results: str | Path = "results") -> dict[str, Claim]:
     """:func:`decided_rows` without the rows a decided row supersedes (:func:`without_superseded`): what a
     chapter shows (the reports name both)."""
-    claims = manifest_claims(manifest)
-    rows = [(manifest, c, r) for c, r in zip(claims, stored_claims(claims, manifest, results))]
-    return {c.text: r for _, c, r in without_superseded(rows)}
+    return {c.text: r for _, c, r in without_superseded(manifest_rows(manifest, results))}
 
 
 def pending_runs(results: str | Path = "results") -> str:

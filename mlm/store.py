@@ -36,9 +36,11 @@ _IGNORED = {"train.threads", "train.device", "data.data_dir", "name", "descripti
 def _flat(d: dict, prefix: str = "") -> dict:
     out = {}
     for key, value in d.items():
-        if isinstance(value, dict) and key != "paper":
+        if key == "paper":
+            continue
+        if isinstance(value, dict):
             out.update(_flat(value, f"{prefix}{key}."))
-        elif key != "paper":
+        else:
             out[prefix + key] = value
     return out
 

@@ -195,7 +195,7 @@ def row_label(claim: PaperClaim) -> str:
     in the family's name, cut to the part that differs ("key-value-predict, L = 1 vs L = 5"). A tuned side is
     named by its first candidate."""
     model, control = (PaperClaim.candidates(side)[0] for side in (claim.model, claim.control))
-    tuned = ", both tuned" if not isinstance(claim.model, str) and not isinstance(claim.control, str) else ""
+    tuned = ", both tuned" if claim.tunes_both else ""
     name, control = LABELS[model] + tuned, LABELS[control]
     if model == "lstm" or control in name or control == "LSTM":
         return name

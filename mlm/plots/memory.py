@@ -46,7 +46,8 @@ def memory_attention_map(probe: dict, n: int, title: str = "", ax=None):
     sentence): rows are the steps, each labelled by its current word and the word it predicts, columns the
     inputs. Each cell is its weight against uniform attention 1/k over the row's k words in memory,
     log2(k * weight), on a diverging scale whose white is uniform (red: more than its share, blue: less), as
-    :func:`attention_heatmap` with ``relative=True``. Cells outside the memory (later inputs, or more than ``n`` inputs back) are grey."""
+    :func:`attention_heatmap` with ``relative=True``. Cells outside the memory (later inputs, or more than
+    ``n`` inputs back) are grey."""
     import numpy as np
 
     weights = probe["attention"]  # (targets, inputs)
@@ -119,8 +120,9 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     row named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"). ``panels`` maps a manifest to the
     title of its own panel (default: one panel of all rows); the paper's diamond is left out where the paper
     measured another contrast (:data:`mlm.manifests.compare.OTHER_CONTRAST`: RM and RMR at the book's equal
-    parameter count, where the paper compared at equal width). ``reader`` (a chapter): the label without the side an unequal trial
-    handicaps, and the widened part of an interval named without the report's vocabulary. Rows still waiting
+    parameter count, where the paper compared at equal width). ``reader`` (a chapter): the label without the
+    side an unequal trial handicaps, and the widened part of an interval named without the report's
+    vocabulary. Rows still waiting
     for runs are left out, so the figure shows whatever is stored. Returns the figure."""
     from dataclasses import replace
 
