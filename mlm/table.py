@@ -231,7 +231,10 @@ HEADLINES = (
              (("cpu", "cpu-salton2017-ptb", "single-headlr0.1", "lstm",
                "the paper's recipe at 2 x 200, only the head's rate tuned"),
               ("compare", "compare-ptb", ("attentive-single", "attentive-single-headlr0.1"),
-               ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "at matched parameters under one recipe, both sides' rates tuned"))),
+               ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "the single score at matched parameters under one recipe, both "
+               "sides' rates tuned"),
+              ("compare", "compare-ptb", ("attentive-combined", "attentive-combined-headlr0.1"),
+               ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "the combined score, likewise"))),
     Headline("Daniluk et al. 2017", "attention over a short window, split into key, value and predict, beats the LSTM",
              "chapters/03_short_attention.ipynb", "reports/r03_daniluk.ipynb",
              (("cpu", "cpu-daniluk2017-wt2", "kvp-L5", "lstm", "the paper's recipe at a third of its widths"),
@@ -279,7 +282,7 @@ def papers_block(results: str | Path = "results") -> str:
             change = f" ({relative_change(*row.seeds[:2])[0]:+.1%})" if row.decided and row.seeds else ""
             handicap = f", {row.handicaps} handicapped" if row.handicaps and row.decided else ""
             reason = ", the control learned less than a count model" if row.reason else ""
-            machines = ", its sides on different kinds of machine" if row.decided and row.machine else ""
+            machines = ", model and control (partly) on different kinds of machine" if row.decided and row.machine else ""
             said.append(f"*{row.verdict}*{change}: {words}{handicap}{machines}{reason}")
         number = headline.chapter.split("/")[1][:2]
         full_rows = stored_claims([c for c in full.CLAIMS if c.chapter == number], "full", results)

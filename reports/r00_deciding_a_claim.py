@@ -137,8 +137,7 @@ matched = [r for m, _, r in every if m == "compare" and r.decided]
 assert len(matched) / 2 < sum(r.verdict == INCONCLUSIVE for r in matched) < len(matched), counts  # "most"
 assert sum(r.verdict == WORSE for _, _, r in every) >= 3 and sum(r.verdict == HOLDS for _, _, r in every) >= 3
 assert all(abs(relative_change(*r.seeds[:2])[0]) < 0.035 for r in matched if r.verdict == INCONCLUSIVE)  # "about 3%"
-both_tuned = [(m, c, r) for m, c, r in every if m == "tuned" or (not c.handicaps and not isinstance(c.model, str)
-                                                                  and not isinstance(c.control, str))]
+both_tuned = [(m, c, r) for m, c, r in every if m == "tuned" or (c.tunes_both and not c.handicaps)]
 salton_fair = [c.model[0] for m, c, r in both_tuned if r.decided and m == "compare"]
 assert salton_fair == ["attentive-single", "attentive-combined"], salton_fair  # "two Salton rows"
 assert all(awaits_runs(r) for m, c, r in both_tuned if m == "tuned" or c.model[0] not in salton_fair)  # "the others"
@@ -410,7 +409,7 @@ assert [r.handicaps for r in superseded] == ["the control"] and superseded[0].se
 
 # %% [markdown] tags=[]
 # Validation takes the head at a tenth of the rate. The control of that comparison, the LSTM, was tuned over its
-# learning rate (0.5, 1, 2) on the same terms, and validation keeps the rate of 1 (report r02, section 4). The
+# own learning rate (0.5, 1, 2), and validation keeps the rate of 1 (report r02, section 4). The
 # row that compares the two tuned sides therefore reads the same runs as the row that tuned only the head, now
 # without a handicap; chapter 06 shows it in place of that row (`mlm.evidence.supersedes`), and this report keeps
 # both. Every claim with a tuned side, with how many candidates each side has and what validation chose:
@@ -465,9 +464,9 @@ assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-d
 # # Part B. The matched recipe, run by run
 #
 # Chapter 06 sets every family against its control under one recipe (Tran et al.'s SGD schedule, no dropout,
-# PTB sentences, about 2.70M parameters). Its verdict figure, with every decided row, the rows that chapter 06
-# replaces by a fairer trial of them included, and the paper's change (◇) where the paper measured the same
-# contrast:
+# PTB sentences, about 2.70M parameters). The figure below draws every decided row of that recipe, including the
+# two Salton rows that tuned only the head, which chapter 06 replaces by the rows that tune both sides (the same
+# runs, so their bars match), with the paper's change (◇) where the paper measured the same contrast:
 
 # %% tags=[]
 rows = {c.text: r for m, c, r in every if m == "compare" and not awaits_runs(r)}
@@ -512,7 +511,7 @@ assert "lstm-h279" not in stored_families  # "not run yet"
 # %% [markdown] tags=[]
 # Every run reached its best validation perplexity by epoch 11 of 15 and ran its schedule out. RMR cannot fit
 # the training text: two layers of 65 units end at a training perplexity of 92-94, where every other model
-# without smoothing reaches 41-66 (the LSTM at half the learning rate, 75-78). Width follows the budget, so where perplexity follows width (the tied LSTM at
+# without smoothing but the LSTM at half the learning rate (75-78) reaches 41-66. Width follows the budget, so where perplexity follows width (the tied LSTM at
 # 228, key-value-predict and the 4-gram RNN at 279), the head may not be the cause; the 279-wide LSTM alone,
 # which would separate the two, is not run yet.
 
