@@ -395,10 +395,14 @@ def test_chapter_layout_at_a_laptop_width(browser, server, page):
     except Exception:  # selenium's TimeoutException: say what the reader sees
         pytest.fail(f"{page}: the menu button does nothing ({seen['article']} px before and after)")
 
+    # the page laid out (its figures loaded) before the reader scrolls: a figure arriving later moves the text
+    WebDriverWait(browser, 10).until(lambda b: b.execute_script(
+        "return document.readyState === 'complete' && Array.from(document.images).every(i => i.complete)"))
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight / 2)")
     middle = browser.execute_script("return window.scrollY")
     browser.execute_script(CLICK, "secondary-toggle")  # the outline: opens the page's contents
     outline = browser.execute_script(OUTLINE)
     browser.execute_script("document.getElementById('pst-secondary-sidebar-modal').close()")
     assert outline["open"] and outline["linkInView"], f"{page}: the outline does not open in view: {outline}"
-    assert outline["scrollY"] == middle, f"{page}: opening the outline moves the page ({middle} -> {outline})"
+    # a few pixels of late layout aside (the failure this guards against jumps to the top of the page)
+    assert abs(outline["scrollY"] - middle) <= 8, f"{page}: opening the outline moves the page ({middle} -> {outline})"
