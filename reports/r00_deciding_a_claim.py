@@ -51,7 +51,7 @@ from mlm.claims import (FEW_SEEDS, HOLDS, INCONCLUSIVE, LABELS, LARGER, MARGIN, 
                         PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown, spread, t_quantile,
                         verdict)
 from mlm.evidence import (MANIFESTS, choose, kind_shifts, machine_pairs, machine_shift, machine_term, manifest_claims,
-                          shift_bound, stored_claims, supersedes)
+                          shift_bound, stored_claims, supersedes, without_superseded)
 from mlm.manifests import compare
 from mlm.plots import history_curves, interval_plot, label_rates
 from mlm.report import COMPARISONS, show_provenance
@@ -68,15 +68,19 @@ from mlm.stored import load_settings, machine_label
 # paper's optimiser, schedule and data at its size or a reduced width (*the paper's recipe*), every family
 # under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with equal
 # effort on both sides (*both sides tuned*; where a recipe has nothing to tune, as Daniluk's, both sides are
-# retrained alike with a longer patience). The labels per manifest:
+# retrained alike with a longer patience). The labels per manifest, each trial counted once: a row that a fairer
+# trial of the same question replaces (section 6) is left out of the count, and the tables below mark it
+# *superseded*:
 
 # %% tags=[]
 every = []  # (manifest, claim, row) for every claim of every manifest
 for manifest in MANIFESTS:
     claims = manifest_claims(manifest)
     every += [(manifest, claim, row) for claim, row in zip(claims, stored_claims(claims, manifest, results_dir))]
+current = {(m, c.text) for m, c, _ in without_superseded(every)}
+replaced = {(m, c.text) for m, c, r in every if not awaits_runs(r) and (m, c.text) not in current}
 
-counts = Counter((m, r.verdict) for m, _, r in every)
+counts = Counter((m, r.verdict) for m, c, r in every if (m, c.text) not in replaced)
 lines = ["| label | " + " | ".join(COMPARISONS[m] for m in MANIFESTS) + " |", "|---|" + "---:|" * len(MANIFESTS)]
 lines += [f"| {label} | " + " | ".join(str(counts[(m, label)]) for m in MANIFESTS) + " |"
           for label in (*LABELS, FEW_SEEDS, NOT_RUN) if any(counts[(m, label)] for m in MANIFESTS)]
@@ -120,8 +124,8 @@ def claims_table(manifest: str) -> str:
     mark = {t: "abcdefghijklmnop"[i] for i, t in enumerate(dict.fromkeys(how_tuned(c) for c, _ in rows))}
     lines = [f"**{COMPARISONS[manifest]}**: {MANIFESTS[manifest]}", "",
              "| ch. | claim | tuning | ours (95% interval) | label | note |", "|" + "---|" * 6]
-    lines += [f"| {c.chapter} | {markdown_cell(c.text)} | {mark[how_tuned(c)]} | {ours(r)} | **{r.label_text}** | "
-              f"{note(r)} |" for c, r in rows]
+    lines += [f"| {c.chapter} | {markdown_cell(c.text)} | {mark[how_tuned(c)]} | {ours(r)} | **{r.label_text}**"
+              + (" (superseded)" if (manifest, c.text) in replaced else "") + f" | {note(r)} |" for c, r in rows]
     return "\n".join(lines + [""] + [f"- *{m}*: {markdown_cell(t)}" for t, m in mark.items()])
 
 
@@ -133,6 +137,8 @@ from markdown_it import MarkdownIt
 
 rendered = MarkdownIt("commonmark").enable("table").render(claims_table("cpu"))
 assert rendered.count("<table>") == 1 and rendered.count("<tr>") == 1 + sum(m == "cpu" for m, _, _ in every)
+assert replaced and sum(counts.values()) == len(every) - len(replaced), replaced  # "each trial counted once"
+assert all(c.unfair.startswith("superseded") for m, c, _ in every if (m, c.text) in replaced), replaced
 matched = [r for m, _, r in every if m == "compare" and r.decided]
 assert len(matched) / 2 < sum(r.verdict == INCONCLUSIVE for r in matched) < len(matched), counts  # "most"
 assert sum(r.verdict == WORSE for _, _, r in every) >= 3 and sum(r.verdict == HOLDS for _, _, r in every) >= 3
@@ -353,7 +359,8 @@ for two, n in measured.items():
           + (" (measured)" if n >= 3 else " (the stand-in)"))
 widened = [(m, c, r, kinds_of(m, c, r)) for m, c, r in every if r.machine]
 lines = ["| comparison | model vs control | the model's seeds | the control's seeds | hardware allowance |", "|" + "---|" * 5]
-lines += [f"| {COMPARISONS[m]} | {r.model_run} vs {r.control_run} | "
+lines += [f"| {COMPARISONS[m]} | {r.model_run} vs {r.control_run}"
+          + (" (superseded)" if (m, c.text) in replaced else "") + " | "
           + " | ".join(", ".join(f"{n} {kind}" for kind, n in sorted(k.items())) for k in kinds)
           + f" | ±{r.machine:.2%} |" for m, c, r, kinds in widened]
 show_markdown("\n".join(lines));
@@ -395,8 +402,8 @@ assert {r.model_run for r in decided_by} == {"attentive-single-headlr0.1", "kvp-
 salton = load_settings([s for s in compare.RUNS if s.base.startswith("attentive-single")], results_dir)
 chosen, how = choose(salton, ("attentive-single", "attentive-single-headlr0.1"))
 print(how)
-handicapped = Counter(r.handicaps for _, _, r in every if r.handicaps)
-print("Claims whose trial handicaps a side: " + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
+handicapped = Counter(r.handicaps for m, c, r in every if r.handicaps and (m, c.text) not in replaced)
+print("Claims whose trial handicaps a side (superseded rows aside): " + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert chosen.run == "attentive-single-headlr0.1", how
