@@ -12,9 +12,11 @@ by a benched speed is the training time under every protocol. The batches sit on
 the clock starts, and training steps run in the configuration's ``train.precision``, as in training.
 
 ``python -m mlm bench --manifest compare`` times the runs a manifest names for its bench (its ``BENCH``
-list, else the first seed of every setting), each in a child process of its own (:func:`bench_isolated`):
-on a CPU, peak memory is the process's resident high-water mark, which only a fresh process measures per
-model. It includes the data and the Python/torch runtime, so read differences between rows, not levels.
+list, else one run of each model it trains, :func:`mlm.reproduce.bench_specs`), on a CPU each in a child
+process of its own (:func:`bench_isolated`): there peak memory is the process's resident high-water mark,
+which only a fresh process measures per model. It includes the data and the Python/torch runtime, so read
+differences between rows, not levels. On a GPU, CUDA counts each model's peak itself, and the models are
+benched one after another in one process.
 
 On a GPU the speed switches (``train.fused_optimizer``, ``train.compile``) and sharing the device decide how
 much fits in an allocation: ``--variant NAME=KEY=VALUE,...`` benches each preset again with those settings
@@ -158,7 +160,7 @@ def _bench_argv(name: str, size: str, overrides, batches: int, threads: int | No
 def bench_isolated(name: str, size: str = "full", overrides=(), batches: int = 30, threads: int | None = None,
                    label: str | None = None) -> dict:
     """:func:`bench_preset` in a child process (``python -m mlm bench``), so that its peak memory is this
-    model's alone; ``label`` replaces the preset's name in the row."""
+    model's alone; ``label`` replaces the preset's name in the row, which keeps it as ``model``."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         done = subprocess.run(_bench_argv(name, size, overrides, batches, threads, out), capture_output=True,
@@ -168,7 +170,7 @@ def bench_isolated(name: str, size: str = "full", overrides=(), batches: int = 3
         row = json.loads(out.read_text())[0]
     row["overrides"] = list(overrides)
     if label:
-        row["preset"] = label
+        row["model"], row["preset"] = name, label
     return row
 
 
@@ -195,5 +197,5 @@ def bench_concurrent(name: str, count: int, size: str = "full", overrides=(), ba
            "eval_tokens_per_second": min(r["eval_tokens_per_second"] for r in rows),
            "total_train_tokens_per_second": sum(r["train_tokens_per_second"] for r in rows)}
     if label:
-        row["preset"] = label
+        row["model"], row["preset"] = name, label
     return row

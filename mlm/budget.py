@@ -20,21 +20,36 @@ from typing import Sequence
 
 # settings that say where a run ran, not what it computes: ignored when a bench row is matched to a run
 _PLACEMENT = ("train.device=", "train.threads=", "data.data_dir=")
+# settings that change the numbers a training step computes with, not how much it computes: a run's seed, its
+# rates and its schedule, its weight decay, its dropout and noise levels. A row benched at one of these values
+# times every other (dropout and weight decay add a few element-wise kernels per batch at most, inside the
+# margin of the model of sharing), so one row per model plans a whole grid.
+SPEED_NEUTRAL = ("train.seed=", "train.lr=", "train.weight_decay=", "train.epochs=", "train.early_stop_patience=",
+                 "train.schedule=", "train.plateau_patience=", "train.decay_start=", "train.decay_factor=",
+                 "train.head_lr_scale=", "model.dropout=", "model.embed_dropout=", "model.noise_gamma=")
 
 
 def _settings(overrides: Sequence[str]) -> frozenset[str]:
     return frozenset(o for o in overrides if not o.startswith(_PLACEMENT))
 
 
+def cost_settings(overrides: Sequence[str]) -> frozenset[str]:
+    """The settings of ``overrides`` that decide how much a training step computes: neither where it runs nor
+    the values in :data:`SPEED_NEUTRAL`."""
+    return frozenset(o for o in _settings(overrides) if not o.startswith(SPEED_NEUTRAL))
+
+
 @dataclass(frozen=True)
 class Speed:
     """One row of a bench file: training tokens per second of a setting (``GROUP/RUN``, from ``bench --manifest``)
-    or of a preset at a size; ``settings`` its overrides (None: not recorded, matches any)."""
+    or of a preset at a size; ``settings`` its overrides (None: not recorded, matches any); ``model`` the preset
+    it trained (a setting's row since ``bench --manifest`` records it; None where not recorded)."""
 
     key: str
     size: str
     settings: frozenset[str] | None
     tokens_per_second: float
+    model: str | None = None
 
 
 class Speeds:
@@ -44,22 +59,29 @@ class Speeds:
         self.rows = list(rows)
 
     def of(self, spec, overrides: Sequence[str] = ()) -> float | None:
-        """The speed of run ``spec`` (trained with the extra ``overrides``): a row of its setting (``GROUP/RUN``)
-        first, else a row of its preset and size (benched without the run's own overrides: the same model, on
-        its corpus or another); a row whose settings match exactly before one that recorded none."""
-        own = [r for r in self.rows if r.key == f"{spec.group}/{spec.base}"]
-        preset = [r for r in self.rows if r.key == spec.preset and r.size == spec.size]
-        for rows, wanted in ((own, _settings([*spec.all_overrides(), *overrides])), (preset, _settings(overrides))):
-            for row in [r for r in rows if r.settings == wanted] + [r for r in rows if r.settings is None]:
-                return row.tokens_per_second
-        return None
+        """The speed of run ``spec`` (trained with the extra ``overrides``), from the first of: a row of its
+        setting (``GROUP/RUN``) benched with the same cost (:func:`cost_settings`: another seed, another rate);
+        a row of its setting that recorded no settings; a row of another setting of the same preset, size and
+        cost (another point of a grid); a row of its preset and size benched without the run's own overrides
+        (the same model, on its corpus or another), one whose settings match before one that recorded none."""
+        cost = cost_settings([*spec.all_overrides(), *overrides])
+        setting = f"{spec.group}/{spec.base}"
+        matches = (
+            [r for r in self.rows if r.key == setting and r.settings is not None and cost_settings(r.settings) == cost],
+            [r for r in self.rows if r.key == setting and r.settings is None],
+            [r for r in self.rows if r.model == spec.preset and r.size == spec.size and r.settings is not None
+             and cost_settings(r.settings) == cost],
+            [r for r in self.rows if r.key == spec.preset and r.size == spec.size
+             and r.settings == cost_settings(overrides)],
+            [r for r in self.rows if r.key == spec.preset and r.size == spec.size and r.settings is None])
+        return next((rows[0].tokens_per_second for rows in matches if rows), None)
 
 
 def read_speeds(*paths: str | Path) -> Speeds:
     """The speeds of bench files (an earlier file's rows first): rows of ``python -m mlm bench --manifest NAME
-    --out PATH`` (keyed ``GROUP/RUN``) or of ``python -m mlm bench PRESET ... --out PATH`` (keyed by preset and
-    size, as ``results/bench-h200.json``). Rows of several processes at once and of reference heads are left
-    out: a speed here is one run's alone."""
+    --out PATH`` (keyed ``GROUP/RUN``, with the preset each trained) or of ``python -m mlm bench PRESET ... --out
+    PATH`` (keyed by preset and size, as ``results/bench-h200.json``). Rows of several processes at once and of
+    reference heads are left out: a speed here is one run's alone."""
     speeds = []
     for path in paths:
         try:
@@ -68,7 +90,8 @@ def read_speeds(*paths: str | Path) -> Speeds:
             raise ValueError(f"cannot read the speeds file {path}: {err}. Give a file that python -m mlm bench "
                              "--out wrote") from err
         speeds += [Speed(row["preset"], row.get("size", "full"),
-                         _settings(row["overrides"]) if "overrides" in row else None, row["train_tokens_per_second"])
+                         _settings(row["overrides"]) if "overrides" in row else None, row["train_tokens_per_second"],
+                         row.get("model", None if "/" in row["preset"] else row["preset"]))
                    for row in rows if row.get("concurrent", 1) == 1 and not row["preset"].endswith("(reference)")]
     return Speeds(speeds)
 

@@ -160,6 +160,7 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
 
 def cmd_bench(args) -> int:
     from mlm.bench import bench_concurrent, bench_isolated, bench_preset, format_bench
+    from mlm.utils import choose_device
 
     if args.threads:
         import torch
@@ -175,15 +176,16 @@ def cmd_bench(args) -> int:
     if args.manifest:
         if args.presets or args.overrides or args.reference:
             raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
-        from mlm.reproduce import bench_specs, select
+        from mlm.reproduce import bench_specs
 
         targets = [(s.preset, s.size, s.all_overrides(), s.id.removesuffix(f"/seed{s.seed}"))
-                   for s in select(bench_specs(args.manifest), args.only)]
+                   for s in bench_specs(args.manifest, args.only)]
     elif not args.presets:
         raise ConfigError("name the presets to bench, or a manifest with --manifest")
     else:
         targets = [(p, args.size, list(args.overrides), None) for p in args.presets]
     variants = [("default", []), *map(parse_variant, args.variant)]
+    on_gpu = choose_device(args.device or "auto").type == "cuda"
     rows = []
     for count in args.concurrent or [1]:
         for preset, size, overrides, label in targets:
@@ -192,10 +194,12 @@ def cmd_bench(args) -> int:
                 if count > 1:
                     row = bench_concurrent(preset, count, size, settings, args.batches, args.threads,
                                            args.seconds or 20.0, label)
-                elif args.manifest:
+                elif args.manifest and not on_gpu:
                     row = bench_isolated(preset, size, settings, args.batches, args.threads, label)
-                else:
+                else:  # a GPU's peak memory is counted per model by CUDA: no child process needed
                     row = bench_preset(preset, size, settings, batches=args.batches, seconds=args.seconds)
+                    if label:
+                        row.update(model=preset, preset=label)
                 rows.append({**row, "variant": variant, "concurrent": count})
                 write_rows(rows, args.out)  # row by row: a bench stopped early keeps what it measured
                 if args.manifest or count > 1:
@@ -336,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="training/evaluation tokens per second of presets")
     p.add_argument("presets", nargs="*")
-    p.add_argument("--manifest", help="bench the runs a reproduce manifest names (each in its own process)")
+    p.add_argument("--manifest", help="bench the runs a reproduce manifest names, one per model (on a CPU each in "
+                   "its own process)")
     p.add_argument("--only", action="append", metavar="PATTERN",
                    help="with --manifest: the settings whose GROUP/RUN matches this shell pattern (repeatable)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")

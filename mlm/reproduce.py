@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Sequence
 
 from mlm.analysis.post_steps import POST_STEPS, run_post_steps
 from mlm.archive import BatchArchive
-from mlm.budget import Sharing, Speeds, format_plan, plan_batch, priority_order, read_speeds
+from mlm.budget import Sharing, Speeds, cost_settings, format_plan, plan_batch, priority_order, read_speeds
 from mlm.configs import ConfigError
 from mlm.launch import (Deadline, GpuPool, RunLock, SlurmOptions, acquire_lock, available_cores, gpu_pool, launch_here,
                         plan_jobs, run_logged, running_pid, sbatch_script, shell, submit)
@@ -121,17 +121,24 @@ def check_runs(specs: list[RunSpec], name: str | Path) -> list[RunSpec]:
     return specs
 
 
-def bench_specs(name: str) -> list[RunSpec]:
+def bench_specs(name: str, only: Sequence[str] | None = None) -> list[RunSpec]:
     """The runs ``python -m mlm bench --manifest NAME`` times: the manifest module's ``BENCH`` list if it
-    has one, else the first seed of every setting."""
+    has one, else one run of each model the manifest trains: of each preset, size and cost
+    (:func:`mlm.budget.cost_settings`), the first seed of the last setting. A grid over rates, dropout or weight
+    decay is benched once and its row plans every point; grids list their points from no dropout and no weight
+    decay up, so the last point's few extra element-wise kernels make its row the slowest. ``only``: shell
+    patterns of the runs to consider (:func:`select`)."""
     specs = load_manifest(name)  # imports a module manifest, or says clearly what is wrong with the name
     module = sys.modules.get(f"mlm.manifests.{name}")
     if hasattr(module, "BENCH"):
-        return list(module.BENCH)
-    first = {}
-    for spec in specs:
-        first.setdefault((spec.group, spec.base), spec)
-    return list(first.values())
+        return select(module.BENCH, only)
+    chosen: dict[tuple, RunSpec] = {}
+    for spec in select(specs, only):
+        model = (spec.preset, spec.size, cost_settings(spec.all_overrides()))
+        if model not in chosen or chosen[model].base != spec.base:  # a later setting replaces the one before
+            chosen.pop(model, None)
+            chosen[model] = spec  # (re-inserted: the order of the models' last settings)
+    return sorted(chosen.values(), key=specs.index)
 
 
 def manifest_names() -> list[str]:

@@ -67,6 +67,44 @@ def test_a_setting_row_comes_before_a_preset_row_and_settings_must_match(tmp_pat
         bd.read_speeds(path)
 
 
+def test_one_row_per_model_plans_every_seed_and_every_point_of_a_grid():
+    """A setting's row benched at seed 0 plans its other seeds; a grid's points that differ only in rates,
+    dropout, weight decay or noise level share one row of the same preset; a different width does not."""
+    base = ["model.hidden_size=16"]
+    speeds = bd.Speeds([bd.Speed("g/a", "full", frozenset([*base, "train.seed=0", "model.dropout=0.1"]), 5.0,
+                                 "synthetic-tiny")])
+    assert speeds.of(spec("a", seed=2, overrides=base + ["model.dropout=0.1"])) == 5.0  # another seed
+    assert speeds.of(spec("b", overrides=base + ["model.dropout=0.3", "train.lr=2", "train.weight_decay=1e-4",
+                                                 "model.noise_gamma=0.2"])) == 5.0  # another grid point
+    assert speeds.of(spec("c", overrides=["model.hidden_size=32"])) is None  # another model
+    assert speeds.of(spec("d", preset="zaremba2014-small", overrides=base)) is None  # another preset
+    assert speeds.of(spec("b", overrides=base), ["train.compile=default"]) is None  # another speed switch
+    assert bd.cost_settings(["train.device=cuda", "train.seed=3", "model.head=attentive"]) == {"model.head=attentive"}
+
+
+def test_the_tuned_manifest_is_planned_from_one_bench_row_per_model(tmp_path):
+    """`bench --manifest tuned` benches one run per model (not one per grid point), and rows written as it writes
+    them give every run of the manifest a speed: one GPU allocation can bench it, the next ones train it."""
+    from mlm.manifests import tuned
+
+    specs = rp.load_manifest("tuned")
+    bench = rp.bench_specs("tuned")
+    assert len(bench) < len(specs) / 3 and len({(s.group, s.base) for s in bench}) == len(bench)
+    assert {s.group for s in bench} == {s.group for s in specs} and {s.seed for s in bench} == {0}
+    models = {(s.preset, s.size, bd.cost_settings(s.all_overrides())) for s in specs}
+    assert len(bench) == len(models)  # every model once
+    rows = [{"preset": f"{s.group}/{s.base}", "model": s.preset, "size": s.size, "overrides": s.all_overrides(),
+             "train_tokens_per_second": 1e5, "concurrent": 1} for s in bench]
+    path = tmp_path / "bench-tuned.json"
+    path.write_text(json.dumps(rows))
+    speeds = bd.read_speeds(path)
+    assert all(speeds.of(s) == 1e5 for s in specs)
+    assert len(rp.bench_specs("tuned", [f"{tuned.KONG}/vanilla-tied-wd0.0001-do0.2"])) == 1  # --only, then once
+    order = bd.priority_order(specs, *rp.manifest_priority("tuned"))
+    assert [s.group for s in order[:48]] == [tuned.KONG] * 48 and {"-wd0-" in s.base for s in order[:12]} == {True}
+    assert [s.group for s in order[48:53]] == [tuned.DANILUK] * 5 and {s.seed for s in order[:53]} == {0}
+
+
 # -- the order and the plan --------------------------------------------------------------------------
 def test_priority_puts_one_seed_of_each_headline_setting_first():
     specs = [spec(n, seed=k) for n in ("a", "b", "c") for k in range(3)] + [spec("big"), spec("d")]
@@ -269,3 +307,24 @@ def test_the_gpu_batch_script_runs_a_batch_end_to_end_on_the_cpu(tmp_path):
     assert {n.rsplit("/", 1)[0] for n in names} == {"g/a", "g/b"}
     assert ar.unpack(out / "results.tar.gz", tmp_path / "clone" / "results", rp.unpacked_names()) == [
         "added g/a (4 files)", "added g/b (4 files)"]
+
+
+def test_the_gpu_batch_script_benches_then_trains_in_one_allocation(tmp_path):
+    """MODE=bench-batch on the CPU: the bench times one run of the manifest's one model (the last of its settings,
+    which differ in their epochs only), writes its row, and the batch planned with it trains both runs within what
+    is left of the budget (the stored speeds know no synthetic model: without the bench nothing would start)."""
+    path = tiny_manifest(tmp_path, {"b": 1, "a": 1})
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "MANIFEST": str(path), "DEVICE": "cpu", "BUDGET_MINUTES": "3",
+           "BENCH_MINUTES": "1", "JOBS": "2", "MODE": "bench-batch", "ROOT": str(tmp_path / "root"),
+           "PYTHON": sys.executable}
+    (tmp_path / "root").mkdir()
+    done = subprocess.run(["bash", str(REPO / "results" / "scripts" / "gpu_batch.sh")], env=env, capture_output=True,
+                          text=True, timeout=400)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((out / "bench-batch.json").read_text())
+    assert [(r["preset"], r["model"]) for r in rows] == [("g/a", "synthetic-tiny")]
+    log = (out / "log.txt").read_text()
+    left = float(log.split("# bench done: ")[1].split()[0])
+    assert 1 < left < 3 and f"budget {left:.1f} min" in log and "batch: 2 of 2 started runs done" in log
+    assert {n.rsplit("/", 1)[0] for n in tarfile.open(out / "results.tar.gz").getnames()} == {"g/a", "g/b"}

@@ -494,6 +494,26 @@ def test_bench_manifest_times_each_setting_once_in_its_own_process(tmp_path, cap
         bad.func(bad)
 
 
+def test_bench_manifest_on_a_gpu_benches_in_this_process_and_records_each_model(tmp_path, monkeypatch):
+    """On a GPU, CUDA counts each model's peak memory itself, so `bench --manifest` saves a process start per
+    model (a short allocation's seconds) and benches in its own process; each row keeps the preset it trained, which
+    plans the other settings of that model. The GPU is stood in for: the check sees CUDA, the bench runs here."""
+    from mlm import bench, utils
+
+    monkeypatch.setattr(utils, "choose_device", lambda name="auto": torch.device("cuda"))
+    monkeypatch.setattr(bench, "bench_isolated", lambda *a, **k: pytest.fail("a child process on a GPU"))
+    manifest, specs = tiny_manifest(tmp_path)
+    out = tmp_path / "bench.json"
+    args = build_parser().parse_args(["bench", "--manifest", manifest, "--batches", "2", "--threads", "1",
+                                      "--device", "cpu", "--out", str(out)])
+    assert args.func(args) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["preset"], r["model"]) for r in rows] == [("g/plain", "synthetic-tiny"), ("g/wide", "synthetic-tiny")]
+    speeds = rp.read_speeds(out)
+    assert [speeds.of(s) for s in specs] == [rows[0]["train_tokens_per_second"]] + \
+        [rows[1]["train_tokens_per_second"]] * 2  # seed 1 of "wide" from its seed 0
+
+
 def test_stored_manifest_matches_the_stored_configs():
     """The ``stored`` manifest repeats exactly the configurations of the result folders it names."""
     root = Path(__file__).resolve().parents[1]

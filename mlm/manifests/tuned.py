@@ -2,6 +2,7 @@
 
     python -m mlm reproduce tuned --list
     python -m mlm reproduce tuned --device cuda --jobs 8     # on a GPU: each run takes 2-8 minutes there
+    MANIFEST=tuned MODE=bench-batch OUT=out bash results/scripts/gpu_batch.sh   # in short allocations
 
 The ``cpu`` manifest tested each paper's claim at a reduced width, but several trials gave one side more tuning
 than the other (the referee's reading, ``results/README.md``). This manifest reruns them with equal effort,
@@ -85,6 +86,10 @@ SALTON_POINTS = {"lstm": ("salton2017-ptb-lstm", []), "lstm-lr0.5": ("salton2017
                                                                     "model.attention_disabled=true"])}
 SALTON_GRIDS = {"lstm": ("lstm", "lstm-lr0.5", "lstm-lr2.0"), "single": ("single", "single-headlr0.1")}
 SALTON_FIXED = ("single-headlr0.1", "merge-only-headlr0.1")  # the ablation: three seeds each, whatever the grid
+
+# the order a short GPU allocation starts them in (:func:`mlm.budget.priority_order`), the most unfair trial
+# first: the Kong grid at lambda = 0 (its control overfits most), the rest of that grid, Daniluk, Tran, Salton
+PRIORITY = [f"{KONG}/*-wd0-*", f"{KONG}/*", f"{DANILUK}/*", f"{TRAN}/*", f"{SALTON}/*"]
 
 # hours on one CPU thread and training tokens (the cpu manifest's estimates for the same models)
 HOURS = {KONG: (5.7, 55.8e6), DANILUK: (1.6, 27.3e6), SALTON: (3.4, 21.6e6),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One short GPU allocation, on a fresh machine that keeps nothing (docs/cluster.md, "A batch in a short
 # allocation"). MODE=batch (the default) trains what fits in BUDGET_MINUTES and writes its results to
-# $OUT/results.tar.gz (python -m mlm unpack puts them into results/); MODE=bench-headline measures the speed of
+# $OUT/results.tar.gz (python -m mlm unpack puts them into results/); MODE=bench-batch first measures the speed of
+# one run of each model of MANIFEST ($OUT/bench-batch.json, at most BENCH_MINUTES, default 3), then trains what
+# fits in the rest of the budget, planned with those speeds; MODE=bench-headline measures the speed of
 # one seed of each headline setting of the full manifest alone ($OUT/bench-headline.json, what later batches
 # plan with: SPEEDS); MODE=bench-switches measures the speed switches on three families, alone and JOBS at
 # once ($OUT/bench-switches.json). The log goes to $OUT/log.txt. Whatever happens, the command ends within
@@ -11,7 +13,8 @@
 #   OUT=/tmp/out bash results/scripts/gpu_batch.sh
 #   MODE=bench-headline OUT=/tmp/out bash results/scripts/gpu_batch.sh
 #
-# Settings, from the environment: MANIFEST (full), DEVICE (cuda), BUDGET_MINUTES (8), JOBS (14), SPEEDS (bench
+# Settings, from the environment: MANIFEST (full), DEVICE (cuda), BUDGET_MINUTES (8), BENCH_MINUTES (3, the
+# bench-batch mode's bench), JOBS (14), SPEEDS (bench
 # files, space-separated; default results/bench-h200*.json), ROOT (where runs/ and results/ are: this clone),
 # MLM_DATA_DIR (ROOT/data),
 # PYTHON (python3: the interpreter that has torch), EXTRA (more reproduce options, e.g. --set
@@ -37,12 +40,34 @@ if [ "$DEVICE" = cuda ] && command -v nvidia-cuda-mps-control >/dev/null; then
   trap 'echo quit | nvidia-cuda-mps-control' EXIT
 fi
 cd "$ROOT" || exit 1
+batch() {  # batch MINUTES SPEEDS-FILES...: what fits in MINUTES, planned with the speeds of the files
+  local minutes=$1 limit
+  shift
+  limit=$("$PYTHON" -c "print(int(float('$minutes') * 60 + 60))")
+  # shellcheck disable=SC2086  # EXTRA holds several options
+  timeout -k 20 "$limit" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" --jobs "$JOBS" \
+    --budget-minutes "$minutes" $(printf -- '--speeds %s ' "$@") --archive "$OUT/results.tar.gz" \
+    ${EXTRA:-} 2>&1 | tee -a "$LOG"
+}
 case $MODE in
   batch)
-    # shellcheck disable=SC2086  # EXTRA holds several options
-    timeout -k 20 "$LIMIT" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" --jobs "$JOBS" \
-      --budget-minutes "$BUDGET_MINUTES" $(printf -- '--speeds %s ' $SPEEDS) --archive "$OUT/results.tar.gz" \
-      ${EXTRA:-} 2>&1 | tee -a "$LOG" ;;
+    # shellcheck disable=SC2086  # SPEEDS holds several files
+    batch "$BUDGET_MINUTES" $SPEEDS ;;
+  bench-batch)
+    start=$(date +%s)
+    bench_limit=$("$PYTHON" -c "print(int(float('${BENCH_MINUTES:-3}') * 60))")
+    timeout -k 20 "$bench_limit" "$PYTHON" -m mlm bench --manifest "$MANIFEST" --device "$DEVICE" \
+      --out "$OUT/bench-batch.json" 2>&1 | tee -a "$LOG"
+    left=$("$PYTHON" -c "print(round(float('$BUDGET_MINUTES') - ($(date +%s) - $start) / 60, 2))")
+    echo "# bench done: $left minutes left for the batch" | tee -a "$LOG"
+    own=()  # the rows the bench wrote before it ended (none: the stored speeds alone)
+    [ -s "$OUT/bench-batch.json" ] && own=("$OUT/bench-batch.json")
+    if "$PYTHON" -c "import sys; sys.exit(float('$left') < 1)"; then
+      # shellcheck disable=SC2086  # SPEEDS holds several files
+      batch "$left" "${own[@]}" $SPEEDS
+    else
+      echo "# less than a minute left: no batch" | tee -a "$LOG"
+    fi ;;
   bench-headline)
     ONLY=$("$PYTHON" -c "from mlm.manifests.full import PRIORITY; print(' '.join('--only ' + p for p in PRIORITY))")
     # shellcheck disable=SC2086  # ONLY holds several options
@@ -52,7 +77,7 @@ case $MODE in
     timeout -k 20 "$LIMIT" "$PYTHON" -m mlm bench zaremba2014-medium salton2017-ptb-single kong2019-ptb-512-vs-kn \
       --device "$DEVICE" --variant fast=train.fused_optimizer=true,train.compile=reduce-overhead \
       --concurrent 1 --concurrent "$JOBS" --seconds 10 --out "$OUT/bench-switches.json" 2>&1 | tee -a "$LOG" ;;
-  *) echo "unknown MODE=$MODE: batch, bench-headline or bench-switches" | tee -a "$LOG"; exit 2 ;;
+  *) echo "unknown MODE=$MODE: batch, bench-batch, bench-headline or bench-switches" | tee -a "$LOG"; exit 2 ;;
 esac
 status=$?
 echo "# $MODE ended with exit status $status (124: the watchdog stopped it)" | tee -a "$LOG"
