@@ -43,13 +43,15 @@ def cost_settings(overrides: Sequence[str]) -> frozenset[str]:
 class Speed:
     """One row of a bench file: training tokens per second of a setting (``GROUP/RUN``, from ``bench --manifest``)
     or of a preset at a size; ``settings`` its overrides (None: not recorded, matches any); ``model`` the preset
-    it trained (a setting's row since ``bench --manifest`` records it; None where not recorded)."""
+    it trained (a setting's row since ``bench --manifest`` records it; None where not recorded); ``device`` the
+    kind of device it ran on (``cuda``, ``cpu``; None where not recorded)."""
 
     key: str
     size: str
     settings: frozenset[str] | None
     tokens_per_second: float
     model: str | None = None
+    device: str | None = None
 
 
 class Speeds:
@@ -61,9 +63,11 @@ class Speeds:
     def of(self, spec, overrides: Sequence[str] = ()) -> float | None:
         """The speed of run ``spec`` (trained with the extra ``overrides``), from the first of: a row of its
         setting (``GROUP/RUN``) benched with the same cost (:func:`cost_settings`: another seed, another rate);
-        a row of its setting that recorded no settings; a row of another setting of the same preset, size and
-        cost (another point of a grid); a row of its preset and size benched without the run's own overrides
-        (the same model, on its corpus or another), one whose settings match before one that recorded none."""
+        a row of its setting that recorded no settings; a row of the same preset, size and cost (another point of
+        a grid, or the preset benched with the same speed switches); for a run that is its preset as it stands
+        (no setting of its own that changes the cost), a row of its preset and size that recorded no settings.
+        A run whose model no row measured has no speed: a row of the same preset at another width, depth or
+        corpus never stands in for it."""
         cost = cost_settings([*spec.all_overrides(), *overrides])
         setting = f"{spec.group}/{spec.base}"
         matches = (
@@ -71,17 +75,17 @@ class Speeds:
             [r for r in self.rows if r.key == setting and r.settings is None],
             [r for r in self.rows if r.model == spec.preset and r.size == spec.size and r.settings is not None
              and cost_settings(r.settings) == cost],
-            [r for r in self.rows if r.key == spec.preset and r.size == spec.size
-             and r.settings == cost_settings(overrides)],
-            [r for r in self.rows if r.key == spec.preset and r.size == spec.size and r.settings is None])
+            [r for r in self.rows if r.key == spec.preset and r.size == spec.size and r.settings is None
+             and not cost_settings(spec.all_overrides())])
         return next((rows[0].tokens_per_second for rows in matches if rows), None)
 
 
-def read_speeds(*paths: str | Path) -> Speeds:
+def read_speeds(*paths: str | Path, device: str | None = None) -> Speeds:
     """The speeds of bench files (an earlier file's rows first): rows of ``python -m mlm bench --manifest NAME
     --out PATH`` (keyed ``GROUP/RUN``, with the preset each trained) or of ``python -m mlm bench PRESET ... --out
     PATH`` (keyed by preset and size, as ``results/bench-h200.json``). Rows of several processes at once and of
-    reference heads are left out: a speed here is one run's alone."""
+    reference heads are left out: a speed here is one run's alone. ``device`` (``cuda``, ``cpu``): only the rows
+    measured on that kind of device (and those that recorded none)."""
     speeds = []
     for path in paths:
         try:
@@ -91,9 +95,10 @@ def read_speeds(*paths: str | Path) -> Speeds:
                              "--out wrote") from err
         speeds += [Speed(row["preset"], row.get("size", "full"),
                          _settings(row["overrides"]) if "overrides" in row else None, row["train_tokens_per_second"],
-                         row.get("model", None if "/" in row["preset"] else row["preset"]))
+                         row.get("model", None if "/" in row["preset"] else row["preset"]),
+                         row["device"].split(":")[0] if row.get("device") else None)
                    for row in rows if row.get("concurrent", 1) == 1 and not row["preset"].endswith("(reference)")]
-    return Speeds(speeds)
+    return Speeds([s for s in speeds if device is None or s.device in (None, device)])
 
 
 def priority_order(specs: Sequence, first: Sequence[str] = (), last: Sequence[str] = ()) -> list:

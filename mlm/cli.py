@@ -174,12 +174,14 @@ def cmd_bench(args) -> int:
         Path(args.out).write_text(json.dumps(rows) + "\n")
         return 0
     if args.manifest:
-        if args.presets or args.overrides or args.reference:
-            raise ConfigError("--manifest benches the runs the manifest names: give no presets, --set or --reference")
+        if args.presets or args.reference:
+            raise ConfigError("--manifest benches the runs the manifest names: give no presets or --reference")
         from mlm.reproduce import bench_specs
 
-        targets = [(s.preset, s.size, s.all_overrides(), s.id.removesuffix(f"/seed{s.seed}"))
+        # --set: added to every run, as reproduce --set adds it (the speed switches a batch will train with)
+        targets = [(s.preset, s.size, [*s.all_overrides(), *args.overrides], s.id.removesuffix(f"/seed{s.seed}"))
                    for s in bench_specs(args.manifest, args.only)]
+        print(f"benching {len(targets)} model(s) of {args.manifest}, one run each", flush=True)
     elif not args.presets:
         raise ConfigError("name the presets to bench, or a manifest with --manifest")
     else:
@@ -346,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --manifest: the settings whose GROUP/RUN matches this shell pattern (repeatable)")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
     p.add_argument("--size", default="full", choices=["full", "reduced"])
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config value for every preset (with --manifest: for every run, as reproduce --set)")
     p.add_argument("--batches", type=int, default=30)
     p.add_argument("--device", help="cuda, mps or cpu (default: each preset's, auto)")
     p.add_argument("--reference", action="store_true",

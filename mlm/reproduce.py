@@ -432,8 +432,10 @@ def open_budget(args) -> Budget | None:
     if not args.speeds:
         raise ConfigError("--budget-minutes needs --speeds JSON, the measured speeds that say what fits (e.g. "
                           "results/bench-h200.json, or python -m mlm bench --manifest NAME --device cuda --out JSON)")
-    try:
-        speeds = read_speeds(*args.speeds)
+    from mlm.utils import choose_device  # (torch: imported only for a batch)
+
+    try:  # only rows measured on the kind of device the batch trains on
+        speeds = read_speeds(*args.speeds, device=choose_device(args.device or "auto").type)
     except ValueError as err:
         raise ConfigError(str(err)) from err
     return Budget(Deadline(time.time() + args.budget_minutes * 60), speeds)
@@ -468,7 +470,7 @@ def main(args) -> int:
     for spec in specs:  # every config must be valid before anything starts
         spec.config(args.overrides)
     if args.list:
-        print(format_list(specs, layout, read_speeds(*args.speeds) if args.speeds else None))
+        print(format_list(specs, layout, read_speeds(*args.speeds, device="cuda") if args.speeds else None))
         return 0
     if args.post_only:
         for spec in specs:

@@ -504,14 +504,17 @@ def test_bench_manifest_on_a_gpu_benches_in_this_process_and_records_each_model(
     monkeypatch.setattr(bench, "bench_isolated", lambda *a, **k: pytest.fail("a child process on a GPU"))
     manifest, specs = tiny_manifest(tmp_path)
     out = tmp_path / "bench.json"
+    switch = "train.compile=none"  # a speed switch, as a batch's --set gives it: the bench times the runs with it
     args = build_parser().parse_args(["bench", "--manifest", manifest, "--batches", "2", "--threads", "1",
-                                      "--device", "cpu", "--out", str(out)])
+                                      "--device", "cpu", "--set", switch, "--out", str(out)])
     assert args.func(args) == 0
     rows = json.loads(out.read_text())
     assert [(r["preset"], r["model"]) for r in rows] == [("g/plain", "synthetic-tiny"), ("g/wide", "synthetic-tiny")]
+    assert all(switch in r["overrides"] for r in rows)
     speeds = rp.read_speeds(out)
-    assert [speeds.of(s) for s in specs] == [rows[0]["train_tokens_per_second"]] + \
+    assert [speeds.of(s, [switch]) for s in specs] == [rows[0]["train_tokens_per_second"]] + \
         [rows[1]["train_tokens_per_second"]] * 2  # seed 1 of "wide" from its seed 0
+    assert {speeds.of(s) for s in specs} == {None}  # a batch without the switch is not planned with its speed
 
 
 def test_stored_manifest_matches_the_stored_configs():
