@@ -26,7 +26,8 @@
 # the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*); against a 2-layer LSTM, RMR's depth,
 # RMR is within 0.5% of it where the paper reports a 6.1% gain (*inconclusive*). RM's 12.0% over the 3-layer LSTM
 # is flagged (*larger than reported: check the control*): our deeper LSTMs end behind our 1-layer one, which the
-# paper's Table 2 LSTMs do not. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The
+# paper's Table 2 LSTMs do not, and a schedule that lets each depth train to its own plateau narrows that gap
+# without closing it. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The
 # report also reads what the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall
 # task of chapter 00.
 
@@ -44,11 +45,13 @@ import torch
 
 from mlm.claims import relative_change, show_markdown, spread
 from mlm.evidence import paper_numbers
+from mlm.manifests import tuned
 from mlm.manifests.recall import FAMILY_RUNS
 from mlm.plots import (RUN_LABELS, attention_by_position, memory_seed_curves, memory_verdicts, recall_panels,
                        sampled_attention)
 from mlm.report import compact_verdicts, provenance_line, show_full_size, show_provenance, show_seeds, show_waiting, verdict_rows
-from mlm.stored import load_stored_recall
+from mlm.reproduce import load_manifest
+from mlm.stored import load_settings, load_stored_recall
 
 results = Path(results_dir)
 
@@ -207,7 +210,7 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # text less: the schedule under-trains depth, and the 3-layer runs are the extreme of that, not an accident.
 # Why is untested. Candidates: about 28 times fewer updates per epoch than on the paper's news corpus (0.9M
 # training words against 26M, in batches of 20 sentences both); the loss summed over each sentence at learning
-# rate 1; the length buckets. No schedule was searched for the deeper LSTMs.
+# rate 1; the length buckets. The next paragraphs test the first.
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
@@ -223,6 +226,60 @@ two = own["lstm2"].values("test_ppl")  # "between the two", "behind the 1-layer 
 assert f"{statistics.fmean(two):.1f}" == "121.5" and max(lstm1_test) < min(two)
 assert max(two) < min(own["lstm3"].values("test_ppl"))
 assert [round(f(train_last["lstm2"])) for f in (min, max)] == [68, 72], train_last["lstm2"]
+
+# %% [markdown] tags=[]
+# **A schedule for depth.** If the paper's schedule, set for a corpus 28 times larger, halves the rate before a
+# deep LSTM has learned what it can, a schedule that waits for each depth should let it catch up. Seed 0 of the
+# 1- and 3-layer LSTMs trained again on a *plateau* schedule: the rate stays at 1 while the validation
+# perplexity falls; after an epoch without a gain the best weights come back and the rate halves; four such
+# epochs in a row end the run (at most 30). Each LSTM under both schedules, seed 0:
+
+# %% tags=[]
+plateau = load_settings([s for s in load_manifest("tuned") if s.group == tuned.TRAN], results_dir)
+
+
+def schedule_rows() -> str:
+    """Seed 0 of each depth under the paper's schedule and the plateau schedule."""
+    lines = ["| LSTM | schedule | epochs at rate 1 | epochs run | last rate | best validation ppl | test ppl |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for run in tuned.TRAN_PROBE:
+        for schedule, setting in (("the paper's", own[run]), ("plateau", plateau[run])):
+            i = setting.seeds.index(0)
+            rows, result = setting.metrics(i), setting.results[i]
+            full_rate = sum(r["lr"] == rows[0]["lr"] for r in rows)
+            lines.append(f"| {name(run)} | {schedule} | {full_rate} | {result['epochs_run']} | 1/{round(1 / rows[-1]['lr'])} | "
+                         f"{result['best_valid_ppl']:.1f} | {result['test_ppl']:.1f} |")
+    return "\n".join(lines)
+
+
+show_markdown(schedule_rows());
+
+# %% jupyter={"source_hidden": true} tags=["remove-input"]
+def seed0(setting, key):
+    return setting.results[setting.seeds.index(0)][key]
+
+
+gap = {schedule: seed0(s["lstm3"], "best_valid_ppl") - seed0(s["lstm1"], "best_valid_ppl")
+       for schedule, s in (("paper", own), ("plateau", plateau))}
+assert [round(g) for g in (gap["paper"], gap["plateau"])] == [14, 6], gap  # "from 14 points to 6"
+gain3 = seed0(own["lstm3"], "best_valid_ppl") - seed0(plateau["lstm3"], "best_valid_ppl")
+gain1 = seed0(own["lstm1"], "best_valid_ppl") - seed0(plateau["lstm1"], "best_valid_ppl")
+assert round(gain3) == 7 and -1.5 < gain1 < 0, (gain3, gain1)  # "7 points", "none (a point worse)"
+deep_test = seed0(plateau["lstm3"], "test_ppl") / seed0(plateau["lstm1"], "test_ppl") - 1
+assert 0.04 < deep_test < 0.07, deep_test  # "5% behind on the test text"
+spread_seeds = max(own["lstm3"].values("best_valid_ppl")) - min(own["lstm3"].values("best_valid_ppl"))
+assert spread_seeds < gap["plateau"] / 2.5, spread_seeds  # "a gap several times the spread between seeds"
+assert {k for s in plateau.values() for k in s.machine_kinds()} == {"Xeon"} == set(own["lstm1"].machine_kinds())
+assert set(own["lstm3"].machine_kinds()) == {"EPYC"}  # "the two machines these runs used"
+
+# %% [markdown] tags=[]
+# The plateau schedule keeps the 3-layer LSTM at the full rate for longer and takes 7 points off its best
+# validation perplexity; the 1-layer LSTM gains nothing (a point worse). The gap narrows from 14 points to 6
+# but does not close: the 3-layer LSTM still ends about 5% behind on the test text. The gap is several times
+# the spread between seeds and the shift between the two machines these runs used (about 1%, report r00), so one
+# seed a side is enough to read it. Depth does not pay at $d = 128$ on PTB without dropout under either schedule,
+# so the block's rows keep the paper's schedule, and the row against the 3-layer LSTM keeps its handicap. The
+# other candidates, the summed loss and the length buckets, remain untested.
 
 # %% [markdown] tags=[]
 # **The test text.** The paper's PTB numbers come from the authors' loader, which keeps sentences of 10 to 80
@@ -610,7 +667,8 @@ assert max(p[str(d)][0] for p in fifteen for d in distances) > 5 * min(p[str(d)]
 # command of its first seed:
 
 # %% tags=[]
-show_provenance([("cpu-tran2016-ptb", "cpu"), ("tran2016-ptb-128-whole", "stored")], results_dir)
+show_provenance([("cpu-tran2016-ptb", "cpu"), ("tuned-tran2016-ptb", "tuned"), ("tran2016-ptb-128-whole", "stored")],
+                results_dir)
 show_markdown("\n".join(["| run | where and how |", "|---|---|"]
                         + [f"| compare-ptb/{run} | {provenance_line(s)} |" for run, s in matched.items()]
                         + [f"| recall/{s.run} | {provenance_line(s)} |" for s in recall.values()]));
@@ -619,12 +677,16 @@ show_markdown("\n".join(["| run | where and how |", "|---|---|"]
 paused = [max(e["seconds"] for e in s) / statistics.median(e["seconds"] for e in s)
           for s in (own["rm-tm-g"].metrics(i) for i in range(3))]
 assert all(p > 5 for p in paused), paused  # "paused for a while": one epoch far longer than the rest
+plateau_paused = [max(e["seconds"] for e in s.metrics(0)) / statistics.median(e["seconds"] for e in s.metrics(0))
+                  for s in plateau.values()]
+assert all(p > 3 for p in plateau_paused), plateau_paused  # the plateau runs: "paused" too
 assert all(json.loads((short_dir / run / "result.json").read_text()).get("cpu_model") is None
            and not (short_dir / run / "command.txt").exists() for run in ("rm-tm-g", "lstm1", "rmr-notm-g"))
 
 # %% [markdown] tags=[]
 # RM's three runs at the paper's width were paused for a while each (one epoch of each seed took over five times
-# its median epoch), so their training times are not speeds. The two-epoch runs on the whole of PTB predate the
+# its median epoch), and so were the two plateau runs (over three times), so their training times are not
+# speeds. The two-epoch runs on the whole of PTB predate the
 # manifests' command files and recorded no processor; `python -m mlm reproduce stored --only
 # 'tran2016-ptb-128-whole/*'` trains them again.
 #
