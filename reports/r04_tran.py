@@ -26,8 +26,8 @@
 # the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*); against a 2-layer LSTM, RMR's depth,
 # RMR is within 0.5% of it where the paper reports a 6.1% gain (*inconclusive*). RM's 12.0% over the 3-layer LSTM
 # is flagged (*larger than reported: check the control*): our deeper LSTMs end behind our 1-layer one, which the
-# paper's Table 2 LSTMs do not, and a schedule that lets each depth train to its own plateau narrows that gap
-# without closing it. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The
+# paper's Table 2 LSTMs do not; on one seed, a schedule that lets each depth train to its own plateau narrows
+# that gap without closing it. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The
 # report also reads what the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall
 # task of chapter 00.
 
@@ -210,7 +210,8 @@ assert all(r["epochs_run"] == 15 for s in own.values() for r in s.results)
 # text less: the schedule under-trains depth, and the 3-layer runs are the extreme of that, not an accident.
 # Why is untested. Candidates: about 28 times fewer updates per epoch than on the paper's news corpus (0.9M
 # training words against 26M, in batches of 20 sentences both); the loss summed over each sentence at learning
-# rate 1; the length buckets. The next paragraphs test the first.
+# rate 1; the length buckets. The next paragraphs test whether the schedule halves the rate too early for so
+# few updates.
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 kinds = {run: sorted(set(s.machine_kinds())) for run, s in own.items() if s.seeds}
@@ -232,23 +233,28 @@ assert [round(f(train_last["lstm2"])) for f in (min, max)] == [68, 72], train_la
 # deep LSTM has learned what it can, a schedule that waits for each depth should let it catch up. Seed 0 of the
 # 1- and 3-layer LSTMs trained again on a *plateau* schedule: the rate stays at 1 while the validation
 # perplexity falls; after an epoch without a gain the best weights come back and the rate halves; four such
-# epochs in a row end the run (at most 30). Each LSTM under both schedules, seed 0:
+# epochs in a row end the run (at most 30). Each LSTM under both schedules, seed 0 (*final rate*: the rate of
+# the last epoch):
 
 # %% tags=[]
 plateau = load_settings([s for s in load_manifest("tuned") if s.group == tuned.TRAN], results_dir)
 
 
+def kept_at_full_rate(rows) -> int:
+    """Epochs at the first rate whose weights were kept (an epoch without a gain is undone: ``rolled_back_to``)."""
+    return sum(r["lr"] == rows[0]["lr"] and "rolled_back_to" not in r for r in rows)
+
+
 def schedule_rows() -> str:
     """Seed 0 of each depth under the paper's schedule and the plateau schedule."""
-    lines = ["| LSTM | schedule | epochs at rate 1 | epochs run | last rate | best validation ppl | test ppl |",
+    lines = ["| LSTM | schedule | epochs kept at rate 1 | epochs run | final rate | best validation ppl | test ppl |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for run in tuned.TRAN_PROBE:
         for schedule, setting in (("the paper's", own[run]), ("plateau", plateau[run])):
             i = setting.seeds.index(0)
             rows, result = setting.metrics(i), setting.results[i]
-            full_rate = sum(r["lr"] == rows[0]["lr"] for r in rows)
-            lines.append(f"| {name(run)} | {schedule} | {full_rate} | {result['epochs_run']} | 1/{round(1 / rows[-1]['lr'])} | "
-                         f"{result['best_valid_ppl']:.1f} | {result['test_ppl']:.1f} |")
+            lines.append(f"| {name(run)} | {schedule} | {kept_at_full_rate(rows)} | {result['epochs_run']} | "
+                         f"1/{round(1 / rows[-1]['lr'])} | {result['best_valid_ppl']:.1f} | {result['test_ppl']:.1f} |")
     return "\n".join(lines)
 
 
@@ -261,25 +267,39 @@ def seed0(setting, key):
 
 gap = {schedule: seed0(s["lstm3"], "best_valid_ppl") - seed0(s["lstm1"], "best_valid_ppl")
        for schedule, s in (("paper", own), ("plateau", plateau))}
-assert [round(g) for g in (gap["paper"], gap["plateau"])] == [14, 6], gap  # "from 14 points to 6"
+assert f"{gap['plateau']:.1f}" == "5.9", gap  # "5.9 validation points behind"
+deep3, deep1 = (plateau[run].metrics(0) for run in ("lstm3", "lstm1"))
+assert kept_at_full_rate(deep3) == 9 and sum(r["lr"] == 1 for r in deep3) == 10  # "nine epochs (a tenth, undone)"
 gain3 = seed0(own["lstm3"], "best_valid_ppl") - seed0(plateau["lstm3"], "best_valid_ppl")
 gain1 = seed0(own["lstm1"], "best_valid_ppl") - seed0(plateau["lstm1"], "best_valid_ppl")
-assert round(gain3) == 7 and -1.5 < gain1 < 0, (gain3, gain1)  # "7 points", "none (a point worse)"
+assert round(gain3) == 7 and round(gain1) == -1, (gain3, gain1)  # "7 points below", "a point worse"
+early = [next(r["valid_ppl"] for r in s.metrics(0) if r["epoch"] == 4) for s in (own["lstm3"], plateau["lstm3"])]
+assert f"{early[0] / early[1] - 1:.1%}" == "2.5%", early  # "differ by 2.5% after four identical epochs"
+assert all(r["lr"] == 1 for s in (own["lstm3"], plateau["lstm3"]) for r in s.metrics(0)[:4])  # "identical"
 deep_test = seed0(plateau["lstm3"], "test_ppl") / seed0(plateau["lstm1"], "test_ppl") - 1
-assert 0.04 < deep_test < 0.07, deep_test  # "5% behind on the test text"
-spread_seeds = max(own["lstm3"].values("best_valid_ppl")) - min(own["lstm3"].values("best_valid_ppl"))
-assert spread_seeds < gap["plateau"] / 2.5, spread_seeds  # "a gap several times the spread between seeds"
+assert f"{deep_test:.1%}" == "5.5%", deep_test  # "5.5% on the test text"
+one_seed = (statistics.variance(own["lstm3"].values("best_valid_ppl"))
+            + statistics.variance(own["lstm1"].values("best_valid_ppl"))) ** 0.5
+assert round(one_seed, 1) == 1.1 and gap["plateau"] > 4 * one_seed, one_seed  # "near 1.1 points"
+at_best = [next(r["train_ppl"] for r in rows if r["epoch"] == plateau[run].results[0]["best_epoch"])
+           for run, rows in (("lstm3", deep3), ("lstm1", deep1))]
+assert [f"{v:.1f}" for v in at_best] == ["71.8", "62.6"], at_best  # "fits the training text less at its best epoch"
 assert {k for s in plateau.values() for k in s.machine_kinds()} == {"Xeon"} == set(own["lstm1"].machine_kinds())
-assert set(own["lstm3"].machine_kinds()) == {"EPYC"}  # "the two machines these runs used"
+assert set(own["lstm3"].machine_kinds()) == {"EPYC"}  # "That run ran on the AMD EPYC and this one on the Intel Xeon"
 
 # %% [markdown] tags=[]
-# The plateau schedule keeps the 3-layer LSTM at the full rate for longer and takes 7 points off its best
-# validation perplexity; the 1-layer LSTM gains nothing (a point worse). The gap narrows from 14 points to 6
-# but does not close: the 3-layer LSTM still ends about 5% behind on the test text. The gap is several times
-# the spread between seeds and the shift between the two machines these runs used (about 1%, report r00), so one
-# seed a side is enough to read it. Depth does not pay at $d = 128$ on PTB without dropout under either schedule,
-# so the block's rows keep the paper's schedule, and the row against the 3-layer LSTM keeps its handicap. The
-# other candidates, the summed loss and the length buckets, remain untested.
+# The plateau schedule keeps the 3-layer LSTM at rate 1 for nine epochs (a tenth is undone), and its best
+# validation perplexity falls to 129.1, 7 points below the same seed under the paper's schedule. That run ran on
+# the AMD EPYC and this one on the Intel Xeon, and the two already differ by 2.5% after four identical epochs, so
+# part of the 7 points may be the machine's. The 1-layer LSTM, on the Xeon under both schedules, ends a point
+# worse.
+#
+# On one machine, the 3-layer LSTM stays 5.9 validation points behind the 1-layer one, and 5.5% on the test
+# text. The spread of the paper-schedule seeds puts the standard deviation of a one-seed difference near 1.1
+# points, so the gap's sign is clear though its size is not. The deeper LSTM also fits the training text less
+# at its best epoch (71.8 against 62.6): it under-fits, and a cause in the optimisation stays open. Under the two
+# schedules tried, depth does not pay at $d = 128$ on PTB without dropout. The block's rows keep the paper's
+# schedule, and the row against the 3-layer LSTM keeps its flag *handicaps the control*.
 
 # %% [markdown] tags=[]
 # **The test text.** The paper's PTB numbers come from the authors' loader, which keeps sentences of 10 to 80

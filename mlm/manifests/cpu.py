@@ -233,8 +233,8 @@ CLAIMS = [
                question="the paper's: its size (d = 128) and schedule on PTB", tuning=_TRAN_TUNING,
                handicaps="the control",
                unfair="in our runs the 3-layer LSTM ends behind the 1-layer one, where the paper's Table 2 has it "
-                      "ahead under the same schedule; a schedule that trains each depth to its own plateau "
-                      "narrows the gap but does not close it (report r04, section 3)"),
+                      "ahead under the same schedule; on one seed, a schedule that trains each depth to its own "
+                      "plateau narrows the gap but does not close it (report r04, section 3)"),
     PaperClaim("RM(+tM-g) beats the 1-layer LSTM of its width (Tran et al. 2016, Table 2, English news)",
                "cpu-tran2016-ptb", "rm-tm-g", "lstm1", "tran2016-ptb-rm-tm-g", "tran2016-ptb-lstm1",
                key="test_en_news", chapter="04", question="the paper's: equal width (d = 128), on PTB for its English news",

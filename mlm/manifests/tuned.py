@@ -18,9 +18,9 @@ every run of a claim on one kind of machine:
 * **Tran et al.** on PTB at the paper's width: the paper's schedule (the rate halved each epoch after the
   fourth, 15 epochs) was set for a 26M-word corpus and leaves the 2- and 3-layer LSTMs behind the 1-layer one on
   PTB's 0.9M words. First a probe, seed 0 of the 1- and 3-layer LSTMs on a schedule that trains each depth to
-  its own plateau (:data:`TRAN_PLATEAU`): does depth pay then? It does not: the schedule narrows the 3-layer
-  LSTM's gap to the 1-layer one without closing it (report r04, section 3), so the block's rows keep the
-  paper's schedule.
+  its own plateau (:data:`TRAN_PLATEAU`): does depth pay then? Not on seed 0: the schedule narrows the
+  3-layer LSTM's gap to the 1-layer one without closing it (report r04, section 3), so the block's rows keep
+  the paper's schedule.
 * **Salton et al.** at 2 x 200 on PTB: the control's learning rate from {0.5, 1, 2}, the head's from the
   full rate and a tenth of it (:data:`SALTON_GRIDS`); and the merge layer of Eq. 7 with the memory switched
   off, which tells whether the gain is attention's or the extra layer's.
