@@ -393,17 +393,12 @@ if size == "reduced":  # the paragraph below reads the reduced run
 # 3-layer LSTM, a gain of 2.1%.
 #
 # We train the same comparisons on PTB with the paper's width and schedule, three seeds of each model. The two
-# corpora differ in size and vocabulary, so only the relative changes compare, and each gets a label of the book's rule
-# ([report r00](../reports/r00_deciding_a_claim.ipynb)). The book also asks a second question: at an equal
+# corpora differ in size and vocabulary, so only the relative changes compare. Each gets one of the book's five
+# labels ([chapter 00, section 6](00_language_modelling.ipynb)): the 95% interval of our change read against a
+# ±1% margin and the paper's change, widened by the hardware allowance (the thin bar in the figure below) where
+# the two sides ran on different kinds of machine. The book also asks a second question: at an equal
 # parameter count, each width cut to fit the LSTM's 2.70M, does the memory still pay? Its tables have a row per
 # word of the vocabulary, so the cut leaves RM an LSTM 66 units wide and RMR two layers of 65.
-#
-# A label reads the 95% interval of our change against a margin of ±1% and the paper's change. A gain whose
-# interval clears −1% *holds* where the interval reaches the paper's gain and is a *smaller gain* where it stops
-# short; an interval inside the margin is *no effect*, one beyond +1% *worse*, anything else *inconclusive*. A
-# gain surely more than twice the paper's is flagged *larger than reported: check the control*. Where the two
-# sides' seeds ran on different kinds of machine, the interval is first widened by a **hardware allowance**,
-# the thin bar in the figure below.
 
 # %% [markdown]
 # ## Our verdict
