@@ -396,9 +396,11 @@ if size == "reduced":  # the paragraph below reads the reduced run
 # corpora differ in size and vocabulary, so only the relative changes compare. Each gets one of the book's five
 # labels ([chapter 00, section 6](00_language_modelling.ipynb)): the 95% interval of our change read against a
 # ±1% margin and the paper's change, widened by the hardware allowance (the thin bar in the figure below) where
-# the two sides ran on different kinds of machine. The book also asks a second question: at an equal
-# parameter count, each width cut to fit the LSTM's 2.70M, does the memory still pay? Its tables have a row per
-# word of the vocabulary, so the cut leaves RM an LSTM 66 units wide and RMR two layers of 65.
+# the two sides ran on different kinds of machine.
+#
+# The book also asks a second question: at an equal parameter count, each width cut to fit the LSTM's 2.70M,
+# does the memory still pay? Its tables have a row per word of the vocabulary, so the cut leaves RM an LSTM 66
+# units wide and RMR two layers of 65.
 
 # %% [markdown]
 # ## Our verdict
