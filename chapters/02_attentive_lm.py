@@ -182,7 +182,8 @@ for score in ("single", "combined"):
 
 # %% [markdown]
 # **The official code.** Salton et al.'s published code departs from these equations; above all, its training
-# graph never grows the memory, so the attention weights receive no gradient and the test graph attends with
+# loop builds the attention step only once, so during training the memory never holds an earlier output and the
+# attention weights get no gradient; only at test time does the memory fill, and the model then attends with
 # weights still at their random start. The book follows the equations, so its attention is trained;
 # [report r02](../reports/r02_salton.ipynb) lists every departure and the options that reproduce them.
 

@@ -88,6 +88,9 @@ assert all(len(p) == 1 and len(stored[label].seeds) == 3 for label, p in paramet
 assert round(max(map(max, parameters.values())) / min(map(min, parameters.values())), 1) == 3.2  # "3.2 times"
 stored_bigram = [x["bigram_totals"]["accuracy"] for e in stored.values() for x in e.extras]
 assert all(abs(a - chance) < 0.05 for a in stored_bigram) and chance == 0.1  # the bigram is at chance
+assert {(r["config"]["train"]["optimizer"], r["config"]["train"]["lr"], r["config"]["train"]["epochs"],
+         r["config"]["data"]["task_examples"], r["config"]["data"]["bptt"]) for e in stored.values()
+        for r in e.results} == {("adam", 0.01, 15, 20_000, 20)}  # "20,000 lines ... Adam at 0.01 for 15 epochs"
 
 # %% [markdown]
 # The parameter counts differ by up to 3.2 times, because the heads add matrices of their own and the vocabulary
@@ -257,6 +260,9 @@ assert all(settings[n].results[0]["config"]["model"]["hidden_size"] == compare.W
 assert (compare.WIDTHS["rm-tm-g"], compare.WIDTHS["rmr-notm-g"]) == (66, 65)  # "about half the width"
 assert compare.WIDTHS["window-L5"] < 128 < min(compare.WIDTHS[n] for n in ("kv-L5", "kvp-L5", "ngram4", "tied"))
 assert len(control) == 5 and round(sum(control) / 5) == 118 and round(bigram, 1) == 208.7  # "about 118", "208.7"
+recipe = settings["lstm"].results[0]["config"]
+assert [recipe["train"][k] for k in ("optimizer", "lr", "epochs", "decay_start", "decay_factor", "weight_decay")] == [
+    "sgd", 1.0, 15, 4, 2.0, 0.0] and recipe["model"]["dropout"] == 0  # "SGD at rate 1 for four epochs, ..." 
 
 # %% [markdown]
 # ### 5. Each family against its control
