@@ -88,12 +88,12 @@ fit_curves({"the small LSTM on all of PTB (three seeds)": histories})
 plt.show()
 
 # %% [markdown]
-# Each seed draws one dashed line (the training text) and one solid line (the validation text); the three
-# seeds nearly coincide. Training perplexity falls for all 13 epochs, to about 43, while validation barely
-# moves after the sixth (by under two points, between 116 and 120); the dots mark each seed's best validation
-# epoch: the sixth, or the thirteenth where validation ends less than a point lower. The network learns its training text far
-# better than it learns to predict new text: it **overfits**. (Training perplexity is averaged over an epoch
-# while the weights still change, which is why it starts above validation.)
+# Each seed draws one dashed line (the training text) and one solid line (the validation text); the three seeds
+# nearly coincide. Training perplexity falls for all 13 epochs, to about 43, while validation barely moves after
+# the sixth (by under two points, between 116 and 120); the dots mark each seed's best validation epoch: the sixth,
+# or the thirteenth where validation ends less than a point lower. The network learns its training text far better
+# than it learns to predict new text: it **overfits**. (Training perplexity is averaged over an epoch while the
+# weights still change, which is why it starts above validation.)
 #
 # Two changes follow. **Dropout** zeroes randomly chosen units while the network trains, so that it cannot
 # lean on any one of them; with it, Zaremba et al. train networks 3.25 and 7.5 times wider to test

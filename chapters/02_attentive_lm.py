@@ -465,12 +465,12 @@ assert all(r.verdict == NOT_RUN for (m, _), (_, r) in rows.items() if m == "tune
 # %% [markdown]
 # ## Our verdict
 #
-# With the paper's recipe at 2 × 200 and the head at a tenth of the learning rate, the single score lowers it by 8.4%, from 116.4 to 106.6 (95%
-# interval −9.0% to −7.8%, three seeds each): *holds*, in a trial that *handicaps the control*, whose rate was
-# not tuned. Under chapter 06's recipe, with both sides' rates tuned, the gain shrinks to about 3%: the combined
-# score *holds*, and the single score reads *inconclusive* once the hardware allowance is added. The paper's
-# recipe with the LSTM's rate tuned too, and the merge layer of Eq. 7 on its own, are not run yet;
-# [report r02](../reports/r02_salton.ipynb) has the runs.
+# With the paper's recipe at 2 × 200 and the head at a tenth of the learning rate, the single score lowers it by
+# 8.4%, from 116.4 to 106.6 (95% interval −9.0% to −7.8%, three seeds each): *holds*, in a trial that *handicaps
+# the control*, whose rate was not tuned. Under chapter 06's recipe, with both sides' rates tuned, the gain shrinks
+# to about 3%: the combined score *holds*, and the single score reads *inconclusive* once the hardware allowance is
+# added. The paper's recipe with the LSTM's rate tuned too, and the merge layer of Eq. 7 on its own, are not run
+# yet; [report r02](../reports/r02_salton.ipynb) has the runs.
 
 # %%
 from mlm.plots import own_protocol_figure

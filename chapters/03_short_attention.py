@@ -90,13 +90,13 @@ trained = not smoke_tokens()  # False in a smoke run (python -m mlm book --smoke
 #
 # ### Splitting the output (Eq. 6-12)
 #
-# **Key-value attention** makes the LSTM twice as wide and splits its output, $h_t = [k_t; v_t]$ (6). Keys
-# meet keys in the scores, $M_t = \tanh(W^Y [k_{t-L}\cdots k_{t-1}] + (W^h k_t)\mathbf{1}^\top)$ (7) and
-# $\alpha_t = \mathrm{softmax}(w^\top M_t)$ (8); the values are what is read,
-# $r_t = [v_{t-L}\cdots v_{t-1}]\,\alpha_t^\top$ (9); and $h^*_t = \tanh(W^r r_t + W^x v_t)$ (10). The value
-# still does two jobs. **Key-value-predict attention** splits once more, $h_t = [k_t; v_t; p_t]$ (11), and
-# only the predict part enters the output, $h^*_t = \tanh(W^r r_t + W^x p_t)$ (12), from an LSTM three times
-# as wide. Now every part has one job. The figure draws this head with the shape of each tensor ($K_t$ is the window's keys).
+# **Key-value attention** makes the LSTM twice as wide and splits its output, $h_t = [k_t; v_t]$ (6). Keys meet
+# keys in the scores, $M_t = \tanh(W^Y [k_{t-L}\cdots k_{t-1}] + (W^h k_t)\mathbf{1}^\top)$ (7) and $\alpha_t =
+# \mathrm{softmax}(w^\top M_t)$ (8); the values are what is read, $r_t = [v_{t-L}\cdots v_{t-1}]\,\alpha_t^\top$
+# (9); and $h^*_t = \tanh(W^r r_t + W^x v_t)$ (10). The value still does two jobs. **Key-value-predict attention**
+# splits once more, $h_t = [k_t; v_t; p_t]$ (11), and only the predict part enters the output, $h^*_t = \tanh(W^r
+# r_t + W^x p_t)$ (12), from an LSTM three times as wide. Now every part has one job. The figure draws this head
+# with the shape of each tensor ($K_t$ is the window's keys).
 
 # %%
 window_head_diagram(window=3)
@@ -246,9 +246,9 @@ assert torch.allclose(ngram(x), fast_ngram(x).output, atol=1e-6)
 # longest window of the paper's Figure 2a, $L = 15$, to see how far back a trained head looks, at a third of
 # the paper's widths (an LSTM of 279 units against its 834: three parts of 93).
 #
-# Each article is cut to its first 100 words (60,000 training tokens in all), the vocabulary to the 5,000 commonest words. Adam makes five
-# passes in batches of 8, not the paper's 64, at twice its learning rate: more updates, each going further, out
-# of little text. The count baseline is the interpolated bigram of the same tokens.
+# Each article is cut to its first 100 words (60,000 training tokens in all), the vocabulary to the 5,000 commonest
+# words. Adam makes five passes in batches of 8, not the paper's 64, at twice its learning rate: more updates, each
+# going further, out of little text. The count baseline is the interpolated bigram of the same tokens.
 
 # %%
 cfg = mlm.get_preset("daniluk2017-wt2-kvp-L15", size,

@@ -361,10 +361,10 @@ plt.show()
 # $$ \sum_i \mathrm{KL}(q(e_i) \,\|\, p) \approx \sum_v c_v \lVert e_v \rVert^2, \qquad
 #    c_v = \tfrac12 \sum_i \theta^i_v = \tfrac12 \Big[ 1 - \gamma_v + \pi_v \sum_i \gamma_i \Big]. $$
 #
-# The term $1 - \gamma_v$ is word $v$ keeping its own vector; $\pi_v \sum_i \gamma_i$ counts every word that can
-# be replaced by $v$. Kong et al. weight the KL term by $\lambda$, tuned over $\{10^{-4}, 10^{-3}\}$ like a
-# weight decay, where the ELBO has 1. Weighted by $\lambda$, the KL term is the L2 penalty
-# $\lambda \sum_v c_v \lVert e_v \rVert^2$, and a vector that is often drawn as a replacement is pulled harder toward zero. Under a uniform
+# The term $1 - \gamma_v$ is word $v$ keeping its own vector; $\pi_v \sum_i \gamma_i$ counts every word that can be
+# replaced by $v$. Kong et al. weight the KL term by $\lambda$, tuned over $\{10^{-4}, 10^{-3}\}$ like a weight
+# decay, where the ELBO has 1. Weighted by $\lambda$, the KL term is the L2 penalty $\lambda \sum_v c_v \lVert e_v
+# \rVert^2$, and a vector that is often drawn as a replacement is pulled harder toward zero. Under a uniform
 # proposal with one $\gamma$ for every word, $c_v = 1/2$: plain weight decay.
 #
 # Kong et al.'s printed Eq. 3, $\lambda [(V - 1)\gamma + 1 - \gamma + \gamma U_i] / 2$, puts $\gamma$ where

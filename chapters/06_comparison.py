@@ -236,11 +236,11 @@ assert min(probe_accuracy["LSTM with a 64-wide embedding"]) > 0.45
 # Chapter 05's variational smoothing with Kneser-Ney noise (VS-KN) is trained on the tied LSTM, its paper's
 # control; it adds no parameters, and with no weight decay in this recipe its L2 term is off.
 #
-# A few rows follow their paper's own contrast instead: tying at equal width ($d = 128$, about half the budget), key-value-predict's
-# window retrained at $L = 1$ and 15, and the 4-gram RNN against key-value-predict. Salton et al.'s heads and
-# their LSTM are each tuned over the learning rate on validation: the head's from the full rate and a tenth of it
-# (chapter 02), the LSTM's from 0.5, 1 and 2. A sentence model never sees the previous sentence, so none of these
-# runs can show memory beyond a sentence.
+# A few rows follow their paper's own contrast instead: tying at equal width ($d = 128$, about half the budget),
+# key-value-predict's window retrained at $L = 1$ and 15, and the 4-gram RNN against key-value-predict. Salton et
+# al.'s heads and their LSTM are each tuned over the learning rate on validation: the head's from the full rate and
+# a tenth of it (chapter 02), the LSTM's from 0.5, 1 and 2. A sentence model never sees the previous sentence, so
+# none of these runs can show memory beyond a sentence.
 
 # %%
 settings = load_settings(compare.RUNS, results_dir)

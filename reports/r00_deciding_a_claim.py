@@ -403,7 +403,8 @@ salton = load_settings([s for s in compare.RUNS if s.base.startswith("attentive-
 chosen, how = choose(salton, ("attentive-single", "attentive-single-headlr0.1"))
 print(how)
 handicapped = Counter(r.handicaps for m, c, r in every if r.handicaps and (m, c.text) not in replaced)
-print("Claims whose trial handicaps a side (superseded rows aside): " + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
+print("Claims whose trial handicaps a side (superseded rows aside): "
+      + ", ".join(f"{n} handicap {side}" for side, n in handicapped.items()) + ".")
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 assert chosen.run == "attentive-single-headlr0.1", how

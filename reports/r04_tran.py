@@ -22,14 +22,13 @@
 # news RM(+tM-g) gains 11.2% and RMR(-tM-g) 9.6% over the 1-layer LSTM, and on Penn Treebank (PTB) RM(+tM-g)
 # gains 2.1% over a 3-layer LSTM.
 #
-# On PTB at the paper's width and schedule, three seeds a side, RM gains 2.3% over
-# the 1-layer LSTM (*smaller gain*) and RMR loses 3.4% (*worse*); against a 2-layer LSTM, RMR's depth,
-# RMR is within 0.5% of it where the paper reports a 6.1% gain (*inconclusive*). RM's 12.0% over the 3-layer LSTM
-# is flagged (*larger than reported: check the control*): our deeper LSTMs end behind our 1-layer one, which the
-# paper's Table 2 LSTMs do not; on one seed, a schedule that lets each depth train to its own plateau narrows
-# that gap without closing it. At an equal parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The
-# report also reads what the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall
-# task of chapter 00.
+# On PTB at the paper's width and schedule, three seeds a side, RM gains 2.3% over the 1-layer LSTM (*smaller
+# gain*) and RMR loses 3.4% (*worse*); against a 2-layer LSTM, RMR's depth, RMR is within 0.5% of it where the
+# paper reports a 6.1% gain (*inconclusive*). RM's 12.0% over the 3-layer LSTM is flagged (*larger than reported:
+# check the control*): our deeper LSTMs end behind our 1-layer one, which the paper's Table 2 LSTMs do not; on one
+# seed, a schedule that lets each depth train to its own plateau narrows that gap without closing it. At an equal
+# parameter count, the book's question, RM and RMR both read *worse* (+4.6%, +16.4%). The report also reads what
+# the block attends to, beside the paper's Figures 3 to 5 and Table 3, and on the recall task of chapter 00.
 
 # %% tags=["parameters"]
 results_dir = "../results"

@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import threading
 import urllib.request
 from pathlib import Path
@@ -398,7 +399,18 @@ def test_chapter_layout_at_a_laptop_width(browser, server, page):
     # the page laid out (its figures loaded) before the reader scrolls: a figure arriving later moves the text
     WebDriverWait(browser, 10).until(lambda b: b.execute_script(
         "return document.readyState === 'complete' && Array.from(document.images).every(i => i.complete)"))
+    browser.execute_async_script(  # and its equations typeset: MathJax resizes their lines when it is done
+        "const done = arguments[arguments.length - 1]; const mj = window.MathJax;"
+        "(mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve()).then(() => done(true));")
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight / 2)")
+    settled = "return [window.scrollY, document.body.scrollHeight]"  # the same twice, 0.3 s apart: nothing still moves
+    previous = None
+    for _ in range(20):
+        now = browser.execute_script(settled)
+        if now == previous:
+            break
+        previous = now
+        time.sleep(0.3)
     middle = browser.execute_script("return window.scrollY")
     browser.execute_script(CLICK, "secondary-toggle")  # the outline: opens the page's contents
     outline = browser.execute_script(OUTLINE)
