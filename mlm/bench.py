@@ -157,10 +157,18 @@ def _bench_argv(name: str, size: str, overrides, batches: int, threads: int | No
     return argv + (["--threads", str(threads)] if threads else [])
 
 
+def labelled(row: dict, name: str, label: str | None) -> dict:
+    """``row`` of preset ``name`` under a manifest's setting ``label`` (``GROUP/RUN``): the label replaces the
+    preset's name, which the row keeps as ``model`` (:func:`mlm.budget.read_speeds` plans a grid with it)."""
+    if label:
+        row["model"], row["preset"] = name, label
+    return row
+
+
 def bench_isolated(name: str, size: str = "full", overrides=(), batches: int = 30, threads: int | None = None,
                    label: str | None = None) -> dict:
     """:func:`bench_preset` in a child process (``python -m mlm bench``), so that its peak memory is this
-    model's alone; ``label`` replaces the preset's name in the row, which keeps it as ``model``."""
+    model's alone, named by ``label`` (:func:`labelled`)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         done = subprocess.run(_bench_argv(name, size, overrides, batches, threads, out), capture_output=True,
@@ -169,9 +177,7 @@ def bench_isolated(name: str, size: str = "full", overrides=(), batches: int = 3
             raise RuntimeError(f"bench of {label or name} failed:\n{done.stderr[-2000:]}")
         row = json.loads(out.read_text())[0]
     row["overrides"] = list(overrides)
-    if label:
-        row["model"], row["preset"] = name, label
-    return row
+    return labelled(row, name, label)
 
 
 def bench_concurrent(name: str, count: int, size: str = "full", overrides=(), batches: int = 30,
@@ -196,6 +202,4 @@ def bench_concurrent(name: str, count: int, size: str = "full", overrides=(), ba
            "train_tokens_per_second": min(r["train_tokens_per_second"] for r in rows),
            "eval_tokens_per_second": min(r["eval_tokens_per_second"] for r in rows),
            "total_train_tokens_per_second": sum(r["train_tokens_per_second"] for r in rows)}
-    if label:
-        row["model"], row["preset"] = name, label
-    return row
+    return labelled(row, name, label)

@@ -13,6 +13,7 @@ training tokens / its measured speed, plus ``eval_share`` of that for validation
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,11 @@ class Speed:
     model: str | None = None
     device: str | None = None
 
+    @functools.cached_property
+    def cost(self) -> frozenset[str] | None:
+        """:func:`cost_settings` of the row's settings (None where it recorded none)."""
+        return None if self.settings is None else cost_settings(self.settings)
+
 
 class Speeds:
     """Measured training speeds, one process alone on the device, read from ``python -m mlm bench`` files."""
@@ -69,15 +75,16 @@ class Speeds:
         A run whose model no row measured has no speed: a row of the same preset at another width, depth or
         corpus never stands in for it."""
         cost = cost_settings([*spec.all_overrides(), *overrides])
-        setting = f"{spec.group}/{spec.base}"
-        matches = (
-            [r for r in self.rows if r.key == setting and r.settings is not None and cost_settings(r.settings) == cost],
-            [r for r in self.rows if r.key == setting and r.settings is None],
-            [r for r in self.rows if r.model == spec.preset and r.size == spec.size and r.settings is not None
-             and cost_settings(r.settings) == cost],
-            [r for r in self.rows if r.key == spec.preset and r.size == spec.size and r.settings is None
-             and not cost_settings(spec.all_overrides())])
-        return next((rows[0].tokens_per_second for rows in matches if rows), None)
+        setting, as_it_stands = f"{spec.group}/{spec.base}", not cost_settings(spec.all_overrides())
+        tiers = (lambda r: r.key == setting and r.cost == cost,
+                 lambda r: r.key == setting and r.settings is None,
+                 lambda r: r.model == spec.preset and r.size == spec.size and r.cost == cost,
+                 lambda r: as_it_stands and r.key == spec.preset and r.size == spec.size and r.settings is None)
+        for tier in tiers:
+            row = next((r for r in self.rows if tier(r)), None)
+            if row is not None:
+                return row.tokens_per_second
+        return None
 
 
 def read_speeds(*paths: str | Path, device: str | None = None) -> Speeds:

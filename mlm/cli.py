@@ -159,7 +159,7 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
 
 
 def cmd_bench(args) -> int:
-    from mlm.bench import bench_concurrent, bench_isolated, bench_preset, format_bench
+    from mlm.bench import bench_concurrent, bench_isolated, bench_preset, format_bench, labelled
     from mlm.utils import choose_device
 
     if args.threads:
@@ -199,9 +199,8 @@ def cmd_bench(args) -> int:
                 elif args.manifest and not on_gpu:
                     row = bench_isolated(preset, size, settings, args.batches, args.threads, label)
                 else:  # a GPU's peak memory is counted per model by CUDA: no child process needed
-                    row = bench_preset(preset, size, settings, batches=args.batches, seconds=args.seconds)
-                    if label:
-                        row.update(model=preset, preset=label)
+                    row = labelled(bench_preset(preset, size, settings, batches=args.batches, seconds=args.seconds),
+                                   preset, label)
                 rows.append({**row, "variant": variant, "concurrent": count})
                 write_rows(rows, args.out)  # row by row: a bench stopped early keeps what it measured
                 if args.manifest or count > 1:

@@ -132,13 +132,13 @@ def bench_specs(name: str, only: Sequence[str] | None = None) -> list[RunSpec]:
     module = sys.modules.get(f"mlm.manifests.{name}")
     if hasattr(module, "BENCH"):
         return select(module.BENCH, only)
-    chosen: dict[tuple, RunSpec] = {}
+    chosen: dict[tuple, RunSpec] = {}  # model -> the first seed of its last setting so far
     for spec in select(specs, only):
         model = (spec.preset, spec.size, cost_settings(spec.all_overrides()))
-        if model not in chosen or chosen[model].base != spec.base:  # a later setting replaces the one before
-            chosen.pop(model, None)
-            chosen[model] = spec  # (re-inserted: the order of the models' last settings)
-    return sorted(chosen.values(), key=specs.index)
+        if model not in chosen or chosen[model].base != spec.base:
+            chosen[model] = spec
+    position = {spec.id: i for i, spec in enumerate(specs)}
+    return sorted(chosen.values(), key=lambda spec: position[spec.id])
 
 
 def manifest_names() -> list[str]:

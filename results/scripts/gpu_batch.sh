@@ -30,8 +30,9 @@ export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 MLM_NO_D
 export MLM_DATA_DIR=${MLM_DATA_DIR:-$ROOT/data}
 mkdir -p "$OUT"
 LOG=$OUT/log.txt
-# the watchdog's limit: the budget, then a minute to stop what still runs and write the archive
-LIMIT=$("$PYTHON" -c "print(int(float('$BUDGET_MINUTES') * 60 + 60))")
+# the watchdog's limit in seconds: MINUTES, then a minute to stop what still runs and write the archive
+watchdog() { "$PYTHON" -c "print(int(float('$1') * 60 + 60))"; }
+LIMIT=$(watchdog "$BUDGET_MINUTES")
 "$PYTHON" -c 'import platform, sys, torch
 gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
 print(f"# {platform.node()}: Python {sys.version.split()[0]}, torch {torch.__version__}, {gpu}")' >>"$LOG" 2>&1
@@ -42,12 +43,11 @@ if [ "$DEVICE" = cuda ] && command -v nvidia-cuda-mps-control >/dev/null; then
 fi
 cd "$ROOT" || exit 1
 batch() {  # batch MINUTES SPEEDS-FILES...: what fits in MINUTES, planned with the speeds of the files
-  local minutes=$1 limit
+  local minutes=$1
   shift
-  limit=$("$PYTHON" -c "print(int(float('$minutes') * 60 + 60))")
   # shellcheck disable=SC2086  # EXTRA holds several options
-  timeout -k 20 "$limit" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" --jobs "$JOBS" \
-    --budget-minutes "$minutes" $(printf -- '--speeds %s ' "$@") --archive "$OUT/results.tar.gz" \
+  timeout -k 20 "$(watchdog "$minutes")" "$PYTHON" -m mlm reproduce "$MANIFEST" --root "$ROOT" --device "$DEVICE" \
+    --jobs "$JOBS" --budget-minutes "$minutes" $(printf -- '--speeds %s ' "$@") --archive "$OUT/results.tar.gz" \
     ${EXTRA:-} 2>&1 | tee -a "$LOG"
 }
 case $MODE in
