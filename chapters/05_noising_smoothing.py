@@ -373,8 +373,7 @@ plt.show()
 # the column sum, which agrees with their footnote 5: vectors drawn more often are penalized more.
 #
 # The check against the package: the module above and the package compute the same mean embeddings and the
-# same L2 weights, on all of PTB with the Kneser-Ney proposal. Training draws are random, so the check
-# leaves them out:
+# same L2 weights, on all of PTB with the Kneser-Ney proposal. Training draws are random; they come next.
 
 # %%
 mine = VariationalEmbedding(len(vocab), 200, kn.gamma, kn.proposal).eval()
@@ -383,6 +382,46 @@ batch = next(iter(build_batches(ptb_cfg, ptb, "train"))).inputs  # (64, 35) toke
 assert torch.allclose(mine(batch), fast.embed(mine, batch), atol=1e-6) and torch.allclose(mine.l2_weights(),
                                                                                         fast.l2_coefficient)
 print("the package and our module agree: the same mean embeddings and the same L2 weights")
+
+# %% [markdown]
+# A random draw is checked by what it must do. Give the package an embedding whose row $v$ holds the number $v$;
+# what a position reads is then the word whose vector it got. Every occurrence of a word in a sequence must read
+# the same word. And over many draws a word $i$ must be replaced at the rate $\gamma_i$, and a replacement must be
+# word $v$ at the rate $\pi_v$, here for five words drawn a million times in all:
+
+# %%
+torch.manual_seed(seed)
+fast.train()  # training: one draw from q per sequence
+numbered = nn.Embedding.from_pretrained(torch.arange(len(vocab)).float()[:, None])  # (V, 1): row v holds v
+reads = fast.embed(numbered, batch)[..., 0].long()  # (64, 35): the word whose vector each position reads
+same_word = batch[:, :, None] == batch[:, None, :]  # (64, 35, 35): two positions of a sequence hold one word
+print("one vector per word in each sequence:", bool((reads[:, :, None] == reads[:, None, :])[same_word].all()))
+chosen = [vocab.stoi[w] for w in ("<eos>", "and", "the", "stock", "francisco")]
+words = torch.tensor(chosen).repeat_interleave(200_000)  # (1M,): each word 200,000 times
+replace, drawn = fast.draw(words, 1)  # (1M,) each: is the word replaced, and by which word v
+replaced = replace.view(len(chosen), -1).double().mean(1)  # (5,): each word's share of replaced draws
+share = torch.bincount(drawn, minlength=len(vocab)).double() / drawn.numel()  # (V,): how often v comes in
+print(aligned_rows({"word": [vocab.itos[i] for i in chosen], "gamma_i": [f"{kn.gamma[i]:.4f}" for i in chosen],
+                    "replaced": [f"{r:.4f}" for r in replaced], "pi_i": [f"{kn.proposal[i]:.4f}" for i in chosen],
+                    "comes in": [f"{share[i]:.4f}" for i in chosen]}))
+
+# %% tags=["remove-input"] jupyter={"source_hidden": true}
+# The draws above, tested: each rate within 5 standard errors of gamma_i and of pi_v (for the 50 most likely v);
+# the same test rejects draws from the unigram proposal, so it can fail.
+assert bool((reads[:, :, None] == reads[:, None, :])[same_word].all()) and (reads != batch).any()
+gamma_i = kn.gamma[chosen].double()
+assert ((replaced - gamma_i).abs() < 5 * (gamma_i * (1 - gamma_i) / 200_000).sqrt()).all(), (replaced, gamma_i)
+
+
+def follows_proposal(counts_of_v, proposal, top=50):
+    likely = proposal.topk(top).indices
+    p, n = proposal[likely].double(), counts_of_v.sum()
+    return bool(((counts_of_v[likely] / n - p).abs() < 5 * (p * (1 - p) / n).sqrt()).all())
+
+
+assert follows_proposal(torch.bincount(drawn, minlength=len(vocab)).double(), kn.proposal)
+other = VariationalSmoothing(noising_scheme("unigram", counts, 0.2), tied=True).train().draw(words, 1)[1]
+assert not follows_proposal(torch.bincount(other, minlength=len(vocab)).double(), kn.proposal)
 
 # %% [markdown]
 # How far from plain weight decay are the weights? Twice $c_v$ for every word of PTB, under the unigram and the
