@@ -209,6 +209,7 @@ class Claim:
     machine: float = 0.0  # the machine term the interval was widened by
     model_run: str = ""  # the runs each side read (the chosen candidates)
     control_run: str = ""
+    command: str = ""  # the command that trains the runs the row still lacks (Markdown code)
 
     @property
     def decided(self) -> bool:

@@ -11,6 +11,7 @@ these rows; :func:`paper_evidence` gives one paper's.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import statistics
@@ -163,15 +164,19 @@ def machine_term(model_kinds: Sequence[str], control_kinds: Sequence[str], resul
 
 
 # -- claims rows from stored runs -----------------------------------------------------------------------
-def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...]) -> tuple[StoredSetting | None, str]:
+def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...],
+           short: bool = False) -> tuple[StoredSetting | None, str]:
     """The setting one side of a claim reads, and how it was chosen: the run itself, or among candidates the
     one with the lowest mean validation perplexity over the seeds every candidate has stored (None until
-    each candidate has one)."""
+    each candidate has one). ``short``: the choice only ("picked RUN (seeds ...: each candidate's
+    validation)"), for a sentence that already says what was searched (:func:`with_choices`)."""
     names = PaperClaim.candidates(side)
     if len(names) == 1:
         return stored[names[0]], ""
     shared = set.intersection(*(set(stored[n].seeds) for n in names))
     if not shared:
+        if short:
+            return None, f"picked once each of its {len(names)} settings has a run"
         return None, f"chosen on validation from {', '.join(names)} once each has a run"
 
     def valid(name):
@@ -181,8 +186,42 @@ def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...]) -> tup
     scores = {n: valid(n) for n in names}
     best = min(scores, key=scores.get)
     listed = ", ".join(f"{n} {v:.1f}" for n, v in scores.items())
-    return stored[best], f"{best}, chosen on validation (seed{'s' if len(shared) > 1 else ''} " \
-                         f"{', '.join(map(str, sorted(shared)))}: {listed})"
+    seeds = f"seed{'s' if len(shared) > 1 else ''} {', '.join(map(str, sorted(shared)))}: {listed}"
+    return stored[best], f"picked {best} ({seeds})" if short else f"{best}, chosen on validation ({seeds})"
+
+
+def with_choices(tuning: str, choices: dict[str, str]) -> str:
+    """A claim's ``tuning`` text ("control: lr from 0.5, 1, 2; model: ...") with each side's choice
+    (``{"model": "picked RUN (...)", ...}``, :func:`choose` with ``short``) added to that side's clause, or as a
+    clause of its own where the text has none."""
+    clauses = [c for c in tuning.split("; ") if c]
+    for side, choice in choices.items():
+        if not choice:
+            continue
+        at = next((i for i, c in enumerate(clauses) if c.startswith(f"{side}: ")), None)
+        if at is None:
+            clauses.append(f"{side}, on validation: {choice}")
+        else:
+            clauses[at] += f", {choice}"
+    return "; ".join(clauses)
+
+
+def train_command(manifest: str, group: str, missing: Sequence[str] = (), runs: Sequence[str] = ()) -> str:
+    """The command (Markdown code) that trains the ``missing`` runs of ``group`` (all of them if none is named),
+    without training its other ``runs``: one ``--only`` per family of names that differ only in a trailing
+    number (``tied-dropout*``) where it matches two or more runs, all missing, else per run; the whole group
+    where that takes more than four patterns."""
+    patterns = []
+    for run in missing:
+        if any(fnmatch.fnmatch(run, p) for p in patterns):
+            continue
+        family = run.rstrip("0123456789.")
+        matched = [r for r in runs if fnmatch.fnmatch(r, family + "*")]
+        wide = family != run and len(matched) > 1 and set(matched) <= set(missing)
+        patterns.append(family + "*" if wide else run)
+    if not patterns or len(patterns) > 4:
+        patterns = ["*"]
+    return f"`python -m mlm reproduce {manifest} " + " ".join(f"--only '{group}/{p}'" for p in patterns) + "`"
 
 
 def _reported(claim: PaperClaim) -> tuple[str, float | None]:
@@ -226,13 +265,14 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
         if unknown:
             raise ValueError(f"the claim {claim.text!r} names {', '.join(map(repr, unknown))}, which the manifest "
                              f"does not run in {claim.group!r}; its runs are {', '.join(stored)}")
-        (model, model_how), (control, control_how) = choose(stored, claim.model), choose(stored, claim.control)
-        tuning = "; ".join(t for t in (claim.tuning, model_how and f"model: {model_how}",
-                                       control_how and f"control: {control_how}",
+        (model, model_how), (control, control_how) = (choose(stored, side, short=True)
+                                                      for side in (claim.model, claim.control))
+        tuning = "; ".join(t for t in (with_choices(claim.tuning, {"model": model_how, "control": control_how}),
                                        claim.unfair and f"unequal: {claim.unfair}") if t)
         common["tuning"] = tuning
         reported, reported_change = _reported(claim)
-        command = f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
+        missing = [run for run in claim.runs if len(stored[run].seeds) < stored[run].expected]
+        command = common["command"] = train_command(manifest, claim.group, missing, list(stored))
         if model is None or control is None:
             rows.append(Claim(claim.text, f"{reported}; ours: not run yet ({command})", NOT_RUN, **common))
             continue
@@ -336,8 +376,7 @@ def pending_runs(results: str | Path = "results") -> str:
         for claim, row in zip(claims, stored_claims(claims, manifest, results)):
             if not awaits_runs(row):
                 continue
-            command = claim.pending or f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
-            lines.append(f"- chapter {claim.chapter}, {claim.text}: {command}")
+            lines.append(f"- chapter {claim.chapter}, {claim.text}: {claim.pending or row.command}")
     return "\n".join(lines) if lines else "Every declared claim has its runs stored."
 
 

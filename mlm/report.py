@@ -183,7 +183,7 @@ def show_waiting(chapter: str, results: str | Path = "../results") -> list:
         return waiting
     lines = []
     for manifest, claim, row in waiting:
-        why = claim.pending or f"`python -m mlm reproduce {manifest} --only '{claim.group}/*'`"
+        why = claim.pending or row.command
         lines.append(f"- *{COMPARISONS.get(manifest, manifest)}*: {claim.text} ({row.verdict}): {why}")
     show_markdown("\n".join(lines))
     return waiting

@@ -10,7 +10,8 @@ import pytest
 
 from mlm.claims import FEW_SEEDS, HOLDS, INCONCLUSIVE, NOT_RUN, SMALLER_GAIN, WORSE, PaperClaim
 from mlm.evidence import (BASELINE_DATA, BASELINE_FILE, MachinePair, choose, group_baseline, machine_pairs,
-                          machine_shift, machine_term, paper_evidence, shift_bound, stored_claims)
+                          machine_shift, machine_term, paper_evidence, shift_bound, stored_claims,
+                          train_command, with_choices)
 from mlm.stored import load_settings, load_stored_recall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,8 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     """No runs: "not run yet" with the command; one seed: waiting; three a side: the verdict; a seed whose best
     epoch is its last while its learning rate was still high: said in the evidence; an unknown run: an error."""
     [row] = stored_claims([TYING], "compare", tmp_path)
-    assert row.verdict == NOT_RUN and "reproduce compare --only 'compare-ptb/*'" in row.evidence
+    assert row.verdict == NOT_RUN and row.command in row.evidence
+    assert row.command == "`python -m mlm reproduce compare --only 'compare-ptb/tied' --only 'compare-ptb/lstm'`"
     assert "seeds stored: tied 0/3, lstm 0/5" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
     for seed in range(3):
         store(tmp_path, "lstm", seed, 118 + seed)
@@ -108,8 +110,8 @@ def test_a_tuned_side_reads_its_best_candidate_on_validation(tmp_path):
     store(tmp_path, "lstm-lr2.0", 0, 130, valid=140)
     [row] = stored_claims([tuned], "compare", tmp_path)
     assert row.control_run == "lstm-lr0.5" and row.verdict in (HOLDS, SMALLER_GAIN)
-    assert "control: lstm-lr0.5, chosen on validation (seed 0: lstm 122.0, lstm-lr0.5 121.0, lstm-lr2.0 140.0)" \
-           in row.tuning
+    assert row.tuning == ("control: lr from 0.5, 1, 2, picked lstm-lr0.5 (seed 0: lstm 122.0, lstm-lr0.5 121.0, "
+                          "lstm-lr2.0 140.0)")
     settings = load_settings([s for s in __import__("mlm.manifests.compare", fromlist=["RUNS"]).RUNS
                               if s.base in ("lstm", "lstm-lr0.5", "lstm-lr2.0")], tmp_path)
     assert choose(settings, "lstm")[0].run == "lstm"
@@ -275,4 +277,30 @@ def test_a_row_that_tunes_both_sides_replaces_the_one_it_supersedes_once_decided
         store(tmp_path, "lstm-lr2.0", seed, 117.0 + seed / 10, valid=119.0)
     assert set(decided_rows("compare", tmp_path)) == {handicapped.text, fair.text}
     assert set(current_rows("compare", tmp_path)) == {fair.text}
-    assert "lstm-lr2.0, chosen on validation" in current_rows("compare", tmp_path)[fair.text].tuning
+    assert "picked lstm-lr2.0 (seeds 0, 1, 2:" in current_rows("compare", tmp_path)[fair.text].tuning
+
+
+def test_a_side_s_choice_joins_the_clause_that_says_what_was_searched():
+    """Each side's pick follows its own clause of the tuning text; a side the text does not name gets a clause."""
+    assert with_choices("control: lr from 0.5, 1, 2; model: gamma from 0.1, 0.2",
+                        {"model": "picked g0.2 (seed 0: g0.1 99.0, g0.2 98.0)", "control": ""}) == \
+        "control: lr from 0.5, 1, 2; model: gamma from 0.1, 0.2, picked g0.2 (seed 0: g0.1 99.0, g0.2 98.0)"
+    assert with_choices("both sides: lambda from 0, 1e-4", {"model": "picked a (...)", "control": "picked b (...)"}) \
+        == "both sides: lambda from 0, 1e-4; model, on validation: picked a (...); " \
+           "control, on validation: picked b (...)"
+    assert with_choices("", {"model": "", "control": ""}) == ""
+
+
+def test_the_command_for_a_claim_trains_its_missing_runs_and_no_others():
+    """A family of numbered runs, all missing, is one pattern; a family with a stored member, or a lone
+    numbered run, is named run by run; no pattern is repeated; past four patterns, the whole group."""
+    runs = ["lstm", "lstm-h279", "tied", "tied-dropout0.1", "tied-dropout0.2", "kv-L5", "kvp-L5"]
+    assert train_command("compare", "g", ["tied-dropout0.1", "tied-dropout0.2", "lstm-h279"], runs) == \
+        "`python -m mlm reproduce compare --only 'g/tied-dropout*' --only 'g/lstm-h279'`"
+    assert train_command("compare", "g", ["tied-dropout0.1"], runs) == \
+        "`python -m mlm reproduce compare --only 'g/tied-dropout0.1'`"
+    assert train_command("compare", "g", ["kv-L5", "kvp-L5"], runs) == \
+        "`python -m mlm reproduce compare --only 'g/kv-L5' --only 'g/kvp-L5'`"  # kv-L* would not match kvp-L5
+    assert train_command("compare", "g", ["lstm", "tied", "kv-L5", "kvp-L5", "lstm-h279"], runs) == \
+        "`python -m mlm reproduce compare --only 'g/*'`"
+    assert train_command("compare", "g", [], runs) == "`python -m mlm reproduce compare --only 'g/*'`"

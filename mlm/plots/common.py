@@ -93,11 +93,13 @@ def _plain_log_axis(ax, ticks):
 
 
 def seed_curves(panels: dict[str, list[list[dict]]], axes=None, ylim: tuple[float, float] = (40, 400),
-                ticks=(50, 100, 200, 400)):
+                ticks=(50, 100, 200, 400), by_text: bool = False):
     """Small multiples of stored runs, one panel per setting and one line per seed: validation perplexity
     (solid) and training perplexity (dashed) by epoch, with a dot at each seed's best validation epoch.
 
     ``panels`` maps a title to the ``metrics.jsonl`` rows of each seed (:func:`mlm.training.read_metrics`).
+    Each seed has its own colour; with ``by_text`` the two texts have one colour each instead (training blue,
+    validation orange), so that seeds that agree overlap (:func:`mlm.plots.fit_curves` adds the key).
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -109,9 +111,17 @@ def seed_curves(panels: dict[str, list[list[dict]]], axes=None, ylim: tuple[floa
             epochs = [h["epoch"] for h in history]
             valid = [h["valid_ppl"] for h in history]
             best = min(range(len(valid)), key=valid.__getitem__)
-            ax.plot(epochs, valid, "-", color=f"C{s}", lw=1.5)
-            ax.plot(epochs, [h["train_ppl"] for h in history], "--", color=f"C{s}", lw=1, alpha=0.7)
-            ax.plot(epochs[best], valid[best], "o", color=f"C{s}", ms=5)
+            if by_text:  # one colour per text
+                valid_style = {"color": "C1", "lw": 1.3, "alpha": 0.8}
+                train_style = {"color": "C0", "lw": 1.1, "alpha": 0.8}
+                dot_style = {"color": "C1", "mec": "black", "ms": 6, "zorder": 3}
+            else:  # one colour per seed
+                valid_style = {"color": f"C{s}", "lw": 1.5}
+                train_style = {"color": f"C{s}", "lw": 1, "alpha": 0.7}
+                dot_style = {"color": f"C{s}", "ms": 5}
+            ax.plot(epochs, valid, "-", **valid_style)
+            ax.plot(epochs, [h["train_ppl"] for h in history], "--", **train_style)
+            ax.plot(epochs[best], valid[best], "o", **dot_style)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("epoch")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

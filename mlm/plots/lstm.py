@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
+from mlm.plots.common import seed_curves
+
 __all__ = ["zipf", "stacked_lstm_diagram", "fit_curves", "tying_verdict", "seeds_by_machine"]
 
 
@@ -100,28 +102,12 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
 def fit_curves(panels: dict[str, list[list[dict]]], ticks=(40, 60, 100, 150, 200, 300), ylim=(35, 300)):
     """Training (dashed, blue) and validation (solid, orange) perplexity by epoch, one thin line per seed and one
     panel per entry of ``panels`` ({title: one list of metrics rows per seed}), a dot at each seed's best
-    validation epoch and a key that says so. The colours tell the two texts apart, so seeds that agree overlap
-    (the title says how many there are). Returns the figure."""
+    validation epoch and a key that says so: :func:`mlm.plots.seed_curves` coloured by text, so seeds that agree
+    overlap (the title says how many there are). Returns the figure."""
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
 
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 1.4, 3.6), sharey=True, squeeze=False)
-    for ax, (title, seeds) in zip(axes[0], panels.items()):
-        for history in seeds:
-            epochs, valid = [h["epoch"] for h in history], [h["valid_ppl"] for h in history]
-            best = min(range(len(valid)), key=valid.__getitem__)
-            ax.plot(epochs, [h["train_ppl"] for h in history], "--", color="C0", lw=1.1, alpha=0.8)
-            ax.plot(epochs, valid, "-", color="C1", lw=1.3, alpha=0.8)
-            ax.plot(epochs[best], valid[best], "o", color="C1", mec="black", ms=6, zorder=3)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("epoch")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_yscale("log")
-        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-        ax.minorticks_off()
-        ax.set_ylim(*ylim)
-        ax.grid(True, alpha=0.3)
-    axes[0, 0].set_ylabel("perplexity (log scale)")
+    seed_curves(panels, axes=axes[0], ylim=ylim, ticks=ticks, by_text=True)
     key = [Line2D([], [], ls="--", color="C0", label="training text"),
            Line2D([], [], ls="-", color="C1", label="validation text"),
            Line2D([], [], ls="none", marker="o", color="C1", mec="black", label="best validation epoch")]
