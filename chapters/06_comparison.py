@@ -21,9 +21,9 @@
 # this book followed its paper. This chapter puts every family through the same two tests, so that differences
 # come from the models and not from the recipes:
 #
-# * **Part 1, memory.** The key-value recall task of chapter 00, section 5: a line names a key with a value,
-#   the key comes back $\Delta$ words later, and the model must predict the value again, the line's *critical
-#   token*. Can a model bring it back, and does its accuracy end where its head's *reach* ends, the farthest
+# * **Part 1, memory.** The key-value recall task of chapter 00, section 5: a line names a key with a value (the
+#   *source*), the key comes back $\Delta$ words later, and the model must predict the value again, the line's
+#   *critical token*. Can a model bring it back, and does its accuracy end where its head's *reach* ends, the farthest
 #   distance its head can read?
 # * **Part 2, language.** All of Penn Treebank under one recipe at one parameter count: which ideas lower the
 #   perplexity when every family gets the same training and the same budget?
@@ -67,8 +67,8 @@ from mlm.stored import load_settings, load_stored_recall
 # $h_t$, $h_{t-1}$ and $h_{t-2}$, while $\Delta \le 3$, and Tran's memory of $n = 15$ input words while
 # $\Delta \le 15$. Beyond its reach a head sees the source only if the LSTM under it carries the pair.
 #
-# In the names of chapter 04's two models, +tM says that the memory's keys carry positions and g names the
-# gating composition. Here RM and RMR get the same block, +tM-g, so that they differ in where it sits and in
+# In the names of chapter 04's two models, +tM says that the memory's keys carry positions (-tM: they do not)
+# and g names the gating composition. Here RM and RMR get the same block, +tM-g, so that they differ in where it sits and in
 # RMR's second LSTM layer above it; on text (part 2) RMR takes -tM-g, the paper's best RMR (Tran et al., Table 2).
 
 # %%

@@ -122,7 +122,7 @@ def first_updates_curves(traces: dict[str, list[float]], unigram: float | None =
     """The first updates of fresh models (chapter 02): the training perplexity of each batch, as a running
     median over 9 batches (one odd batch does not stretch the axis), on a plain log axis. ``traces`` maps a
     label to the perplexities of its batches; ``unigram`` draws the unigram count model's validation
-    perplexity as a dashed line."""
+    perplexity as a dashed line. The axis holds every curve from its first batch."""
     from matplotlib.ticker import MaxNLocator
 
     if ax is None:
@@ -131,9 +131,9 @@ def first_updates_curves(traces: dict[str, list[float]], unigram: float | None =
         ax.plot(range(1, len(ppl) + 1), _running_median(ppl), color=f"C{i}", lw=1.8, label=label)
     if unigram is not None:
         ax.axhline(unigram, color="k", ls="--", lw=1, label="unigram counts (validation)")
-    late = [v for ppl in traces.values() for v in _running_median(ppl)[len(ppl) // 3:]]
-    low, high = 0.8 * min(late + [unigram or min(late)]), 2.5 * max(late)
-    _plain_log_axis(ax, [t for t in (500, 700, 1000, 1500, 2000, 3000, 5000, 10000) if low <= t <= high])
+    medians = [v for ppl in traces.values() for v in _running_median(ppl)]
+    low, high = 0.8 * min(medians + [unigram or min(medians)]), 1.15 * max(medians)  # every curve whole
+    _plain_log_axis(ax, [t for t in (500, 700, 1000, 1500, 2000, 3000, 5000, 10000, 20000) if low <= t <= high])
     ax.set_ylim(low, high)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return _finish(ax, "update (one batch of sentences)", "training perplexity of the batch (log)",

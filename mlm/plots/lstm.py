@@ -33,7 +33,7 @@ def stacked_lstm_diagram(steps: int = 3, tied: bool = True):
 
     rows = [  # (name, what a box computes, the tensor it passes up, dropped on the way up)
         ("word", "$w_t$", "(B, K) word ids", False),
-        ("embedding", "$E[w_t]$", "(B, K, d)", True),
+        ("embedding", "$E_{w_t}$", "(B, K, d)", True),
         ("lstm1", "LSTM layer 1", "(B, K, d)", True),
         ("lstm2", "LSTM layer 2", "(B, K, d)", True),
         ("softmax", "softmax$(W\\,\\cdot + b)$", "(B, K, |V|)", False),
