@@ -68,8 +68,9 @@ from mlm.stored import load_settings, load_stored_recall
 # $\Delta \le 15$. Beyond its reach a head sees the source only if the LSTM under it carries the pair.
 #
 # In the names of chapter 04's two models, +tM says that the memory's keys carry positions (-tM: they do not)
-# and g names the gating composition. Here RM and RMR get the same block, +tM-g, so that they differ in where it sits and in
-# RMR's second LSTM layer above it; on text (part 2) RMR takes -tM-g, the paper's best RMR (Tran et al., Table 2).
+# and g names the gating composition. Here RM and RMR get the same block, +tM-g, so that they differ in where it
+# sits and in RMR's second LSTM layer above it; on text (part 2) RMR takes -tM-g, the paper's best RMR (Tran et
+# al., Table 2).
 
 # %%
 stored = load_stored_recall(FAMILY_RUNS, results_dir)

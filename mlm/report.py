@@ -179,7 +179,8 @@ def show_waiting(chapter: str, results: str | Path = "../results") -> list:
     """The paper's claims still waiting for runs, each with why and the command that trains them."""
     waiting = [(m, c, r) for m, c, r in verdict_rows(chapter, results) if awaits_runs(r)]
     if not waiting:
-        show_markdown("Every claim of this paper has its runs stored.")
+        show_markdown("Every claim of this paper at the book's sizes has its runs stored; the runs at the paper's "
+                      "full size are listed above.")
         return waiting
     lines = []
     for manifest, claim, row in waiting:
