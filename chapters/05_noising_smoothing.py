@@ -387,7 +387,7 @@ print("the package and our module agree: the same mean embeddings and the same L
 # A random draw is checked by what it must do. Give the package an embedding whose row $v$ holds the number $v$;
 # what a position reads is then the word whose vector it got. Every occurrence of a word in a sequence must read
 # the same word. And over many draws a word $i$ must be replaced at the rate $\gamma_i$, and a replacement must be
-# word $v$ at the rate $\pi_v$, here for five words drawn a million times in all:
+# word $v$ at the rate $\pi_v$. The table draws five words a million times in all:
 
 # %%
 torch.manual_seed(seed)
