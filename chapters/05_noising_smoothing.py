@@ -382,11 +382,12 @@ plt.show()
 mine = VariationalEmbedding(len(vocab), 200, kn.gamma, kn.proposal).eval()
 fast = VariationalSmoothing(kn, tied=True).eval()  # the package's regularizer, as the models use it (tied: E = O)
 batch = next(iter(build_batches(ptb_cfg, ptb, "train"))).inputs  # (64, 35) token ids
-means = fast.embed(mine, batch)  # (64, 35, 200): the package reads only mine.weight; gamma and pi are its own
-print(f"largest difference of the mean embeddings: {(mine(batch) - means).abs().max():.1e}; "
+# fast.embed(mine, batch) reads only mine.weight: its gamma and pi are the package's own
+print(f"largest difference of the mean embeddings: {(mine(batch) - fast.embed(mine, batch)).abs().max():.1e}; "
       f"of the L2 weights c_v: {(mine.l2_weights() - fast.l2_coefficient).abs().max():.1e}")
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
+means = fast.embed(mine, batch)  # (64, 35, 200)
 assert torch.allclose(mine(batch), means, atol=1e-6) and torch.allclose(mine.l2_weights(), fast.l2_coefficient)
 assert not torch.allclose(means, mine.weight[batch], atol=1e-3)  # the mean of q, not the plain rows
 
@@ -405,21 +406,19 @@ fast.train()  # training: one draw from q per sequence
 numbered = nn.Embedding.from_pretrained(torch.arange(len(vocab)).float()[:, None])  # (V, 1): row v holds v
 reads = fast.embed(numbered, batch)[..., 0].long()  # (64, 35): the word whose vector each position reads
 same_word = batch[:, :, None] == batch[:, None, :]  # (64, 35, 35): two positions of a sequence hold one word
-print(f"{int((reads != batch).sum())} of {batch.numel()} positions read another word's vector; one vector per "
-      f"word in each sequence: {bool((reads[:, :, None] == reads[:, None, :])[same_word].all())}")
+one_vector = bool((reads[:, :, None] == reads[:, None, :])[same_word].all())  # they read one word too
+print(f"{int((reads != batch).sum())} of {batch.numel()} positions replaced; one vector per word and sequence: {one_vector}")
 chosen = [vocab.stoi[w] for w in ("<eos>", "and", "the", "in", "stock")]
-words = torch.tensor(chosen).repeat_interleave(200_000)  # (1M,): each word 200,000 times
-replace, drawn = fast.draw(words, 1)  # (1M,) each: replaced?, and the word v ~ pi; 1: one decision per vector
+replace, drawn = fast.draw(torch.tensor(chosen).repeat_interleave(200_000), 1)  # (1M,) each; 1: one draw per vector
 replaced = replace.view(len(chosen), -1).double().mean(1)  # (5,): each word's share of replaced draws
 share = torch.bincount(drawn, minlength=len(vocab)).double() / drawn.numel()  # (V,): how often v comes in
-print(aligned_rows({"word": [vocab.itos[i] for i in chosen], "gamma_i": [f"{kn.gamma[i]:.4f}" for i in chosen],
-                    "replaced": [f"{r:.4f}" for r in replaced], "pi_i": [f"{kn.proposal[i]:.4f}" for i in chosen],
-                    "comes in": [f"{share[i]:.4f}" for i in chosen]}))
+columns = {"gamma_i": kn.gamma[chosen], "replaced": replaced, "pi_i": kn.proposal[chosen], "comes in": share[chosen]}
+print(aligned_rows({"word": [vocab.itos[i] for i in chosen], **{k: [f"{v:.4f}" for v in vs] for k, vs in columns.items()}}))
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The draws above, tested: each rate within 5 standard errors of gamma_i and of pi_v (for the 50 most likely v);
 # the same test rejects draws from the unigram proposal, so it can fail.
-assert bool((reads[:, :, None] == reads[:, None, :])[same_word].all()) and (reads != batch).any()
+assert one_vector and (reads != batch).any()
 gamma_i = kn.gamma[chosen].double()
 se_replaced = (gamma_i * (1 - gamma_i) / 200_000).sqrt()  # "0.0003 to 0.0005"
 assert ((replaced - gamma_i).abs() < 5 * se_replaced).all(), (replaced, gamma_i)
@@ -434,6 +433,7 @@ def follows_proposal(counts_of_v, proposal, top=50):
 
 
 assert follows_proposal(torch.bincount(drawn, minlength=len(vocab)).double(), kn.proposal)
+words = torch.tensor(chosen).repeat_interleave(200_000)  # the same words, drawn under the unigram proposal
 other = VariationalSmoothing(noising_scheme("unigram", counts, 0.2), tied=True).train().draw(words, 1)[1]
 assert not follows_proposal(torch.bincount(other, minlength=len(vocab)).double(), kn.proposal)
 
