@@ -48,6 +48,7 @@ from mlm.plots import diagnostic_curves, kong_protocol_panels, kong_verdict_figu
 from mlm.plots.noising import kong_name
 from mlm.report import (compact_verdicts, provenance_line, show_provenance, show_seeds, show_waiting,
                         verdict_rows)
+from mlm.stored import machine_label
 from mlm.training import read_metrics
 
 RESULTS = Path(results_dir)
@@ -136,15 +137,17 @@ assert "±" in decided["compare", "compare-ptb", "vs-kn-tied"].evidence
 # %% tags=[]
 grid = {float(p.parent.name.removeprefix("dropout")): json.loads(p.read_text())
         for p in sorted((RESULTS / "cpu-kong2019-ptb-grid").glob("dropout*/result.json"))}
-show_markdown("| dropout | best validation | test | best epoch / epochs run |\n|---|---|---|---|\n" + "\n".join(
-    f"| {d} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | {r['best_epoch']} / {r['epochs_run']} |"
+show_markdown("| dropout | best validation | test | best epoch / epochs run | machine |\n|---|---|---|---|---|\n" + "\n".join(
+    f"| {d} | {r['best_valid_ppl']:.1f} | {r['test_ppl']:.1f} | {r['best_epoch']} / {r['epochs_run']} | {machine_label(r)} |"
     for d, r in sorted(grid.items())));
 
 # %% [markdown] tags=[]
 # No dropout wins. It is the grid's edge, but one that cannot move: validation rises at every step away from it.
 # 0.0 and 0.05 are 0.4% apart, inside the spread of the control's three seeds at 0.0 (below), so the two tie;
 # 0.1 and above lose. The grid's first runs at 0.2 and 0.5, cut before they finished, are a dead end: 0.5 sat 15
-# points behind 0.35 after eleven halvings of its learning rate (their epochs are kept under `cut-runs/`).
+# points behind 0.35 after eleven halvings of its learning rate (their epochs are kept under `cut-runs/`). Dropout
+# 0.35 ran on another GPU than the other four; it is 13 points behind 0.2, far more than a change of machine
+# moves a run (report r00, section 5).
 #
 # ### The four models, three seeds each
 
@@ -158,6 +161,9 @@ assert sorted(valid) == [0.0, 0.05, 0.1, 0.2, 0.35] and all(valid[a] < valid[b] 
 control_valid = own["vanilla-tied"].values("best_valid_ppl")
 assert round(100 * (valid[0.05] / valid[0.0] - 1), 1) == 0.4 and min(control_valid) < valid[0.05] < max(control_valid)
 assert valid[0.1] > max(control_valid) + 3
+grid_kinds = {d: machine_label(r) for d, r in grid.items()}  # "another GPU", "13 points behind 0.2"
+assert len({k for d, k in grid_kinds.items() if d != 0.35}) == 1 and grid_kinds[0.35] != grid_kinds[0.0], grid_kinds
+assert round(valid[0.35] - valid[0.2]) == 13
 cut = [read_metrics(p) for p in sorted((RESULTS / "cut-runs").glob("*/cpu-kong2019-ptb-grid/dropout0.5*"))]
 assert cut and round(min(h["valid_ppl"] for h in cut[0]) - valid[0.35]) == 15, cut and min(h["valid_ppl"] for h in cut[0])
 assert round(math.log2(cut[0][0]["lr"] / cut[0][-1]["lr"])) == 11  # "eleven halvings"
