@@ -426,16 +426,18 @@ pi_chosen = kn.proposal[chosen].double()
 assert 0.00025 < se_replaced.min() and se_replaced.max() < 0.0005 and (pi_chosen / 1e6).sqrt().max() < 0.00015
 
 
-def follows_proposal(counts_of_v, proposal, top=50):
+def follows_proposal(drawn_words, proposal, top=50):
+    """Whether the ``top`` likeliest words of ``proposal`` come in at their rates, within 5 standard errors."""
     likely = proposal.topk(top).indices
-    p, n = proposal[likely].double(), counts_of_v.sum()
-    return bool(((counts_of_v[likely] / n - p).abs() < 5 * (p * (1 - p) / n).sqrt()).all())
+    share = torch.bincount(drawn_words, minlength=len(proposal))[likely].double() / drawn_words.numel()
+    p = proposal[likely].double()
+    return bool(((share - p).abs() < 5 * (p * (1 - p) / drawn_words.numel()).sqrt()).all())
 
 
-assert follows_proposal(torch.bincount(drawn, minlength=len(vocab)).double(), kn.proposal)
+assert follows_proposal(drawn, kn.proposal)
 words = torch.tensor(chosen).repeat_interleave(200_000)  # the same words, drawn under the unigram proposal
 other = VariationalSmoothing(noising_scheme("unigram", counts, 0.2), tied=True).train().draw(words, 1)[1]
-assert not follows_proposal(torch.bincount(other, minlength=len(vocab)).double(), kn.proposal)
+assert not follows_proposal(other, kn.proposal)
 
 # %% [markdown]
 # How far from plain weight decay are the weights? Twice $c_v$ for every word of PTB, under the unigram proposal

@@ -164,20 +164,16 @@ def machine_term(model_kinds: Sequence[str], control_kinds: Sequence[str], resul
 
 
 # -- claims rows from stored runs -----------------------------------------------------------------------
-def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...],
-           short: bool = False) -> tuple[StoredSetting | None, str]:
-    """The setting one side of a claim reads, and how it was chosen: the run itself, or among candidates the
-    one with the lowest mean validation perplexity over the seeds every candidate has stored (None until
-    each candidate has one). ``short``: the choice only ("picked RUN (seeds ...: each candidate's
-    validation)"), for a sentence that already says what was searched (:func:`with_choices`)."""
+def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...]) -> tuple[StoredSetting | None, str]:
+    """The setting one side of a claim reads, and how it was chosen: the run itself (no text), or among
+    candidates the one with the lowest mean validation perplexity over the seeds every candidate has stored
+    ("picked RUN (validation over seeds ...: each candidate's mean)"; None until each candidate has one)."""
     names = PaperClaim.candidates(side)
     if len(names) == 1:
         return stored[names[0]], ""
     shared = set.intersection(*(set(stored[n].seeds) for n in names))
     if not shared:
-        if short:
-            return None, f"picked once each of its {len(names)} settings has a run"
-        return None, f"chosen on validation from {', '.join(names)} once each has a run"
+        return None, f"picked on validation once each of its {len(names)} settings has a run"
 
     def valid(name):
         setting = stored[name]
@@ -186,21 +182,21 @@ def choose(stored: dict[str, StoredSetting], side: str | tuple[str, ...],
     scores = {n: valid(n) for n in names}
     best = min(scores, key=scores.get)
     listed = ", ".join(f"{n} {v:.1f}" for n, v in scores.items())
-    seeds = f"seed{'s' if len(shared) > 1 else ''} {', '.join(map(str, sorted(shared)))}: {listed}"
-    return stored[best], f"picked {best} ({seeds})" if short else f"{best}, chosen on validation ({seeds})"
+    seeds = f"seed{'s' if len(shared) > 1 else ''} {', '.join(map(str, sorted(shared)))}"
+    return stored[best], f"picked {best} (validation over {seeds}: {listed})"
 
 
 def with_choices(tuning: str, choices: dict[str, str]) -> str:
     """A claim's ``tuning`` text ("control: lr from 0.5, 1, 2; model: ...") with each side's choice
-    (``{"model": "picked RUN (...)", ...}``, :func:`choose` with ``short``) added to that side's clause, or as a
-    clause of its own where the text has none."""
+    (``{"model": "picked RUN (...)", ...}``, :func:`choose`) added to that side's clause, or as a clause of its
+    own where the text has none."""
     clauses = [c for c in tuning.split("; ") if c]
     for side, choice in choices.items():
         if not choice:
             continue
         at = next((i for i, c in enumerate(clauses) if c.startswith(f"{side}: ")), None)
         if at is None:
-            clauses.append(f"{side}, on validation: {choice}")
+            clauses.append(f"{side}: {choice}")
         else:
             clauses[at] += f", {choice}"
     return "; ".join(clauses)
@@ -265,8 +261,7 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
         if unknown:
             raise ValueError(f"the claim {claim.text!r} names {', '.join(map(repr, unknown))}, which the manifest "
                              f"does not run in {claim.group!r}; its runs are {', '.join(stored)}")
-        (model, model_how), (control, control_how) = (choose(stored, side, short=True)
-                                                      for side in (claim.model, claim.control))
+        (model, model_how), (control, control_how) = choose(stored, claim.model), choose(stored, claim.control)
         tuning = "; ".join(t for t in (with_choices(claim.tuning, {"model": model_how, "control": control_how}),
                                        claim.unfair and f"unequal: {claim.unfair}") if t)
         common["tuning"] = tuning

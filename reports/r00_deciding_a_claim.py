@@ -231,7 +231,12 @@ assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 # claim whose two sides each ran on their own kind of machine.
 
 # %% tags=[]
-sd = statistics.stdev(lstm) / statistics.fmean(lstm)  # the spread of one seed, relative to the mean
+def relative_spread(values) -> float:
+    """The standard deviation of one seed's perplexity, relative to the mean."""
+    return statistics.stdev(values) / statistics.fmean(values)
+
+
+sd = relative_spread(lstm)
 term = machine_shift(["EPYC", "Xeon"], results_dir)  # the whole bound between the matched recipe's two processors
 changes = np.round(np.arange(-0.12, 0.041, 0.005), 3)
 rng = random.Random(0)
@@ -304,9 +309,9 @@ assert half_width[0] > 1.8 * half_width[1], half_width  # "nearly twice"
 assert by_seeds[-0.05][1] > 0.9 and by_seeds[-0.05][0] < 0.85, by_seeds  # three: a 5% gain holds; two: often not
 assert by_seeds[0.0][1] < 0.4 and 0.7 < by_seeds[0.0][3] < 0.9 < by_seeds[0.0][4], by_seeds  # "five ... eight"
 cpu_runs = load_manifest("cpu")
-relative_sd = {run: (lambda v: statistics.stdev(v) / statistics.fmean(v))(load_settings(
-    [s for s in cpu_runs if s.group == group and s.base == run], results_dir)[run].values("test_ppl"))
-    for group, run in (("cpu-tran2016-ptb", "rmr-notm-g"), ("cpu-kong2019-ptb", "dn-kn"))}
+relative_sd = {run: relative_spread(load_settings([s for s in cpu_runs if s.group == group and s.base == run],
+                                                 results_dir)[run].values("test_ppl"))
+               for group, run in (("cpu-tran2016-ptb", "rmr-notm-g"), ("cpu-kong2019-ptb", "dn-kn"))}
 assert [f"{100 * v:.1f}" for v in relative_sd.values()] == ["0.9", "2.3"], relative_sd  # "RMR ..., data noising ..."
 
 # %% [markdown] tags=[]
@@ -339,7 +344,7 @@ show_markdown("| run | the other run on | the stored run on | shift of the test 
 # %% tags=[]
 epyc_xeon = kind_shifts("EPYC", "Xeon", pairs)  # each pair as its EPYC run against its Xeon twin
 control = load_settings([s for s in compare.RUNS if s.base == "lstm"], results_dir)["lstm"].values("test_ppl")
-seed_sd = statistics.stdev(control) / statistics.fmean(control)  # one seed's spread, relative to the mean
+seed_sd = relative_spread(control)
 print(f"EPYC against Xeon, {len(epyc_xeon)} pairs: from {min(epyc_xeon):+.2%} to {max(epyc_xeon):+.2%}, "
       f"mean {statistics.fmean(epyc_xeon):+.2%}, sd {statistics.stdev(epyc_xeon):.2%}")
 print(f"two seeds of the LSTM on one machine: sd of their difference {2 ** 0.5 * seed_sd:.2%}")

@@ -110,8 +110,8 @@ def test_a_tuned_side_reads_its_best_candidate_on_validation(tmp_path):
     store(tmp_path, "lstm-lr2.0", 0, 130, valid=140)
     [row] = stored_claims([tuned], "compare", tmp_path)
     assert row.control_run == "lstm-lr0.5" and row.verdict in (HOLDS, SMALLER_GAIN)
-    assert row.tuning == ("control: lr from 0.5, 1, 2, picked lstm-lr0.5 (seed 0: lstm 122.0, lstm-lr0.5 121.0, "
-                          "lstm-lr2.0 140.0)")
+    assert row.tuning == ("control: lr from 0.5, 1, 2, picked lstm-lr0.5 (validation over seed 0: lstm 122.0, "
+                          "lstm-lr0.5 121.0, lstm-lr2.0 140.0)")
     settings = load_settings([s for s in __import__("mlm.manifests.compare", fromlist=["RUNS"]).RUNS
                               if s.base in ("lstm", "lstm-lr0.5", "lstm-lr2.0")], tmp_path)
     assert choose(settings, "lstm")[0].run == "lstm"
@@ -277,7 +277,7 @@ def test_a_row_that_tunes_both_sides_replaces_the_one_it_supersedes_once_decided
         store(tmp_path, "lstm-lr2.0", seed, 117.0 + seed / 10, valid=119.0)
     assert set(decided_rows("compare", tmp_path)) == {handicapped.text, fair.text}
     assert set(current_rows("compare", tmp_path)) == {fair.text}
-    assert "picked lstm-lr2.0 (seeds 0, 1, 2:" in current_rows("compare", tmp_path)[fair.text].tuning
+    assert "picked lstm-lr2.0 (validation over seeds 0, 1, 2:" in current_rows("compare", tmp_path)[fair.text].tuning
 
 
 def test_a_side_s_choice_joins_the_clause_that_says_what_was_searched():
@@ -286,8 +286,7 @@ def test_a_side_s_choice_joins_the_clause_that_says_what_was_searched():
                         {"model": "picked g0.2 (seed 0: g0.1 99.0, g0.2 98.0)", "control": ""}) == \
         "control: lr from 0.5, 1, 2; model: gamma from 0.1, 0.2, picked g0.2 (seed 0: g0.1 99.0, g0.2 98.0)"
     assert with_choices("both sides: lambda from 0, 1e-4", {"model": "picked a (...)", "control": "picked b (...)"}) \
-        == "both sides: lambda from 0, 1e-4; model, on validation: picked a (...); " \
-           "control, on validation: picked b (...)"
+        == "both sides: lambda from 0, 1e-4; model: picked a (...); control: picked b (...)"
     assert with_choices("", {"model": "", "control": ""}) == ""
 
 

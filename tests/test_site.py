@@ -220,17 +220,24 @@ def browser(tmp_path_factory):
     chrome.quit()
 
 
-# Run in the page once it has loaded and MathJax, where the page has equations, has typeset them.
-READ_PAGE = r"""
+# whenTypeset(then): calls ``then`` once MathJax, where the page has equations, has typeset them (at most 30 s).
+WHEN_TYPESET = r"""
+function whenTypeset(then) {
+  const started = Date.now();
+  const hasMath = document.querySelector('.math') !== null;
+  (function wait() {
+    if (!hasMath) return then();
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) return MathJax.startup.promise.then(then, then);
+    if (Date.now() - started > 30000) return then();
+    setTimeout(wait, 50);
+  })();
+}
+"""
+
+# Run in the page once it has loaded and its equations are typeset.
+READ_PAGE = WHEN_TYPESET + r"""
 const done = arguments[arguments.length - 1];
-const started = Date.now();
-const hasMath = document.querySelector('.math') !== null;
-(function wait() {
-  if (!hasMath) return report();
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) return MathJax.startup.promise.then(report, report);
-  if (Date.now() - started > 30000) return report();
-  setTimeout(wait, 50);
-})();
+whenTypeset(report);
 function report() {
   const article = document.querySelector('article') || document.body;
   const prose = article.cloneNode(true);
@@ -399,9 +406,8 @@ def test_chapter_layout_at_a_laptop_width(browser, server, page):
     # the page laid out (its figures loaded) before the reader scrolls: a figure arriving later moves the text
     WebDriverWait(browser, 10).until(lambda b: b.execute_script(
         "return document.readyState === 'complete' && Array.from(document.images).every(i => i.complete)"))
-    browser.execute_async_script(  # and its equations typeset: MathJax resizes their lines when it is done
-        "const done = arguments[arguments.length - 1]; const mj = window.MathJax;"
-        "(mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve()).then(() => done(true));")
+    # and its equations typeset: MathJax resizes their lines when it is done
+    browser.execute_async_script(WHEN_TYPESET + "whenTypeset(arguments[arguments.length - 1]);")
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight / 2)")
     settled = "return [window.scrollY, document.body.scrollHeight]"  # the same twice, 0.3 s apart: nothing still moves
     previous = None
