@@ -67,8 +67,8 @@ from mlm.stored import load_settings, machine_label
 # seeds and settings), together with the claims those runs test. Each manifest asks its own question: the
 # paper's optimiser, schedule and data at its size or a reduced width (*the paper's recipe*), every family
 # under one recipe at one parameter count (*matched recipe*, chapter 06), or the paper's recipe again with equal
-# effort on both sides (*both sides tuned*; where a recipe has nothing to tune, as Daniluk's, both sides are
-# retrained alike with a longer patience). The labels per manifest, each trial counted once: a row that a fairer
+# effort on both sides (*both sides tuned*: the same grid searched for each side, as the dropout of every
+# Daniluk model). The labels per manifest, each trial counted once: a row that a fairer
 # trial of the same question replaces (section 6) is left out of the count, and the tables below mark it
 # *superseded*:
 

@@ -118,7 +118,7 @@ def test_the_tuned_manifest_is_planned_from_one_bench_row_per_model(tmp_path):
     assert len(rp.bench_specs("tuned", [f"{tuned.KONG}/vanilla-tied-wd0.0001-do0.2"])) == 1  # --only, then once
     order = bd.priority_order(specs, *rp.manifest_priority("tuned"))
     assert [s.group for s in order[:48]] == [tuned.KONG] * 48 and {"-wd0-" in s.base for s in order[:12]} == {True}
-    assert [s.group for s in order[48:53]] == [tuned.DANILUK] * 5 and {s.seed for s in order[:53]} == {0}
+    assert [s.group for s in order[48:63]] == [tuned.DANILUK] * 15 and {s.seed for s in order[:63]} == {0}
 
 
 # -- the order and the plan --------------------------------------------------------------------------
