@@ -210,6 +210,7 @@ class Claim:
     model_run: str = ""  # the runs each side read (the chosen candidates)
     control_run: str = ""
     command: str = ""  # the command that trains the runs the row still lacks (Markdown code)
+    cost: str = ""  # how many runs that is and their expected time on one CPU thread, e.g. "15 runs, about 26 h ..."
 
     @property
     def decided(self) -> bool:

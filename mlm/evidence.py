@@ -220,6 +220,23 @@ def train_command(manifest: str, group: str, missing: Sequence[str] = (), runs: 
     return f"`python -m mlm reproduce {manifest} " + " ".join(f"--only '{group}/{p}'" for p in patterns) + "`"
 
 
+def training_cost(settings: Sequence, undecided: int = 0) -> str:
+    """What training the missing seeds of ``settings`` (:class:`mlm.stored.StoredSetting`) costs, in words: how
+    many runs and their expected hours on one CPU thread (the manifests' estimates), plus the two further seeds
+    of the choice of each of the ``undecided`` tuned sides, which the manifest adds once its grid is complete."""
+    runs = sum(s.expected - len(s.seeds) for s in settings)
+    if not runs:
+        return ""
+    hours = [s.spec.hours for s in settings if s.expected > len(s.seeds)]
+    text = f"{runs} run{'s' * (runs != 1)}"
+    if all(h is not None for h in hours):
+        total = sum((s.expected - len(s.seeds)) * s.spec.hours for s in settings)
+        text += f", about {total:.0f} h on one CPU thread"
+    if undecided:
+        text += f", then 2 more seeds of {'each side' if undecided > 1 else 'the tuned side'}'s choice"
+    return text
+
+
 def _reported(claim: PaperClaim) -> tuple[str, float | None]:
     """The paper's pair in words, and its change (None where the pair is no controlled comparison)."""
     paper_model, paper_control, _ = paper_numbers(claim)
@@ -268,6 +285,9 @@ def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Pa
         reported, reported_change = _reported(claim)
         missing = [run for run in claim.runs if len(stored[run].seeds) < stored[run].expected]
         command = common["command"] = train_command(manifest, claim.group, missing, list(stored))
+        common["cost"] = training_cost([stored[run] for run in missing],
+                                       undecided=sum(len(PaperClaim.candidates(side)) > 1 and chosen is None
+                                                     for side, chosen in ((claim.model, model), (claim.control, control))))
         if model is None or control is None:
             rows.append(Claim(claim.text, f"{reported}; ours: not run yet ({command})", NOT_RUN, **common))
             continue
@@ -362,6 +382,12 @@ def current_rows(manifest: str, results: str | Path = "results") -> dict[str, Cl
     return {c.text: r for _, c, r in without_superseded(manifest_rows(manifest, results))}
 
 
+def waiting_text(row: Claim) -> str:
+    """A waiting row's command and what it costs, e.g. "`python -m mlm reproduce ...` (15 runs, about 26 h on one
+    CPU thread)"."""
+    return f"{row.command} ({row.cost})" if row.cost else row.command
+
+
 def pending_runs(results: str | Path = "results") -> str:
     """The claims still waiting for runs, one line each with the command that trains them (the list
     ``results/README.md`` keeps)."""
@@ -371,7 +397,7 @@ def pending_runs(results: str | Path = "results") -> str:
         for claim, row in zip(claims, stored_claims(claims, manifest, results)):
             if not awaits_runs(row):
                 continue
-            lines.append(f"- chapter {claim.chapter}, {claim.text}: {claim.pending or row.command}")
+            lines.append(f"- chapter {claim.chapter}, {claim.text}: {claim.pending or waiting_text(row)}")
     return "\n".join(lines) if lines else "Every declared claim has its runs stored."
 
 

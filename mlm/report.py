@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown
-from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims
+from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims, waiting_text
 from mlm.stored import StoredSetting, load_settings, machine_label
 
 
@@ -184,7 +184,7 @@ def show_waiting(chapter: str, results: str | Path = "../results") -> list:
         return waiting
     lines = []
     for manifest, claim, row in waiting:
-        why = claim.pending or row.command
+        why = claim.pending or waiting_text(row)
         lines.append(f"- *{COMPARISONS.get(manifest, manifest)}*: {claim.text} ({row.verdict}): {why}")
     show_markdown("\n".join(lines))
     return waiting

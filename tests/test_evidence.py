@@ -35,6 +35,7 @@ def test_stored_claims_say_what_is_missing_and_decide_what_is_stored(tmp_path):
     assert row.verdict == NOT_RUN and row.command in row.evidence
     assert row.command == "`python -m mlm reproduce compare --only 'compare-ptb/tied' --only 'compare-ptb/lstm'`"
     assert "seeds stored: tied 0/3, lstm 0/5" in row.evidence and "paper 112.4 vs 114.5 (-1.8%)" in row.evidence
+    assert row.cost == "8 runs, about 5 h on one CPU thread"  # the manifest's estimates: 3 x 0.8 h + 5 x 0.5 h
     for seed in range(3):
         store(tmp_path, "lstm", seed, 118 + seed)
     store(tmp_path, "tied", 0, 112)
@@ -106,7 +107,9 @@ def test_a_tuned_side_reads_its_best_candidate_on_validation(tmp_path):
         store(tmp_path, "tied", seed, 112 + 0.5 * seed)
         store(tmp_path, "lstm", seed, 118 + 0.5 * seed, valid=122 + seed)
         store(tmp_path, "lstm-lr0.5", seed, 117 + 0.5 * seed, valid=121 + seed)
-    assert stored_claims([tuned], "compare", tmp_path)[0].verdict == NOT_RUN  # lr 2 has no run
+    [row] = stored_claims([tuned], "compare", tmp_path)
+    assert row.verdict == NOT_RUN  # lr 2 has no run; once it has, the choice's two more seeds are in the manifest
+    assert row.cost.endswith(", then 2 more seeds of the tuned side's choice") and row.cost.startswith("5 runs, ")
     store(tmp_path, "lstm-lr2.0", 0, 130, valid=140)
     [row] = stored_claims([tuned], "compare", tmp_path)
     assert row.control_run == "lstm-lr0.5" and row.verdict in (HOLDS, SMALLER_GAIN)
