@@ -320,7 +320,7 @@ assert all(s.stopped_improving() for s in ptb.values() if s.results)
 
 # %% [markdown]
 # **Machines.** Each seed's test perplexity, marked by the kind of machine that ran it (a bar at each run's
-# mean), and the means per kind:
+# mean), and, where more than one kind ran a recipe, the means per kind:
 
 # %%
 seeds_by_machine(ptb)
@@ -330,7 +330,11 @@ plt.show()
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 def machine_lines(settings) -> str:
     """Per run and kind of machine: the seeds' mean test perplexity and how many; and, per matched claim whose
-    sides share a kind of machine, the change on that kind alone (no allowance needed)."""
+    sides share a kind of machine, the change on that kind alone (no allowance needed); one sentence where a
+    single kind ran them all (the verdicts above are then the changes on that kind)."""
+    kinds = {kind for s in settings.values() if s.results for kind in s.by_machine()}
+    if len(kinds) == 1:
+        return f"Every run of this recipe ran on one kind of machine, the {kinds.pop()}."
     lines = [f"- {name}: " + "; ".join(f"{kind} {spread(values)}" for kind, values in s.by_machine().items())
              for name, s in settings.items() if s.results]
     for _, claim, row in matched:
