@@ -237,7 +237,7 @@ assert min(probe_accuracy["LSTM with a 64-wide embedding"]) > 0.45
 # Chapter 05's variational smoothing with Kneser-Ney noise (VS-KN) is trained on the tied LSTM, its paper's
 # control; it adds no parameters, and with no weight decay in this recipe its L2 term is off.
 #
-# A few rows set another contrast. Three are their paper's own: tying at equal width ($d = 128$, about half the
+# A few rows set another contrast. Four are their paper's own: tying at equal width ($d = 128$, about half the
 # budget), key-value-predict's window retrained at $L = 1$ and 15, and the 4-gram RNN against key-value-predict. Two
 # are the book's: key-value-predict and the 4-gram RNN against a plain LSTM of their own width, 279 (4.5M
 # parameters), which asks what the head adds. Salton et al.'s heads and their LSTM are each tuned over the learning
@@ -331,9 +331,10 @@ assert compare.WIDTHS["kvp-L5"] == compare.WIDTHS["ngram4"] == 279 and compare.W
 assert relative_change(*verdict[("ngram4", "kvp-L5")].seeds[:2])[2] > 0.01  # "ours reaches past +1%"
 wide = [(m, "lstm-h279") for m, _ in daniluk]  # "an LSTM of that width with no head beats both"
 assert [(label[p], f"{change[p]:+.1%}") for p in wide] == [(INCONCLUSIVE, "+1.9%"), (INCONCLUSIVE, "+2.3%")]
-assert all(relative_change(*verdict[p].seeds[:2])[1] - verdict[p].machine > -0.0005 for p in wide)  # "no gain"
+assert all(relative_change(*verdict[p].seeds[:2])[1] - verdict[p].machine >= 0 for p in wide)  # "no gain"
 width_gain = relative_change(settings["lstm-h279"].values("test_ppl"), settings["lstm"].values("test_ppl"))[0]
-assert all(width_gain < change[p] for p in daniluk)  # the verdict: "less than an LSTM of their width gains"
+assert all(1.7 < width_gain / change[p] < 2.3 for p in daniluk)  # the verdict: "half what a plain LSTM ... gains"
+assert round(settings["lstm-h279"].results[0]["parameters"] / 1e6, 1) == 4.5  # "4.5M parameters"
 shown = compare.paper_yardsticks(rows)  # the figure's diamonds: none for the rows of another contrast
 assert {compare.ROW_LABELS[t] for t, r in zip(rows, shown) if r.seeds[2] is None and rows[t].seeds[2] is not None} == {
     compare.ROW_LABELS[c.text] for c in compare.CLAIMS if (c.model, c.control) in compare.OTHER_CONTRAST}
@@ -356,16 +357,16 @@ assert {compare.ROW_LABELS[t] for t, r in zip(rows, shown) if r.seeds[2] is None
 #   processor than the control's: with the hardware allowance both read *inconclusive*. The paper's
 #   headline, that the 4-gram RNN does as well as key-value-predict, would read *no effect*, an interval inside
 #   ±1%; ours reaches past +1%, so it is *inconclusive*. Both run 279 units wide against the control's 128,
-#   and an LSTM of that width with no head beats both, by 1.9% and 2.3% (*inconclusive* with the allowance, but
-#   neither interval includes a gain for the head): the gain is the width's. The other window rows are
-#   *inconclusive* too.
+#   and against a plain LSTM of that width (4.5M parameters) they end 1.9% and 2.3% higher (*inconclusive*, and
+#   no gain for the head inside either interval): their gain need not come from the head. The other window rows
+#   are *inconclusive* too.
 #
 # ## Our verdict
 #
 # Under one recipe and one parameter count, three ideas *hold*: tying (about 4%, through the width it buys; at
 # equal width *inconclusive*), VS-KN smoothing (about 6.5%, against a control with no regularizer: it *handicaps
 # the control*) and Salton's combined score (about 3%, both sides' rates tuned). Salton's single score (3%) and
-# Daniluk's key-value-predict and 4-gram RNN (about 2%, less than an LSTM of their width gains with no head) read
+# Daniluk's key-value-predict and 4-gram RNN (about 2%, half what a plain LSTM of their width gains) read
 # *inconclusive* with the hardware allowance, and Tran's memory blocks, left half the LSTM's width, are *worse*.
 # Recall does not predict text: Salton's combined score does well on both, Tran's memory recalls within its 15
 # words yet is *worse* on text. Reports [r01](../reports/r01_zaremba_press.ipynb) to

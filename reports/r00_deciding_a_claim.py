@@ -554,9 +554,9 @@ assert [f"{v:+.1%}" for v in h279.values()] == ["+1.9%", "+2.3%"], h279
 # the training text: two layers of 65 units end at a training perplexity of 92-94. Every other model without
 # smoothing reaches 41-66, except the LSTM at half the learning rate (75-78) and the 279-wide LSTM (38-39). Width
 # follows the budget, so where perplexity follows width (the tied LSTM at 228, key-value-predict and the 4-gram
-# RNN at 279), the head may not be the cause. The 279-wide LSTM alone separates the two: key-value-predict and
-# the 4-gram RNN are 1.9% and 2.3% above its test perplexity, so their gain over the control is the width's
-# (report r03, section 4).
+# RNN at 279), the head may not be the cause. The 279-wide LSTM without a head (4.5M parameters) tests that:
+# key-value-predict and the 4-gram RNN end 1.9% and 2.3% above its test perplexity (*inconclusive*), so their
+# gain over the control need not come from the head (report r03, section 4).
 
 # %% jupyter={"source_hidden": true} tags=["remove-input"]
 def ratio(runs, name, reference="compare-ptb/lstm"):
@@ -677,9 +677,9 @@ assert all(statistics.fmean(test[n]) > statistics.fmean(test["lstm"]) for n in (
 # %% [markdown] tags=[]
 # Every model is within 1% of its whole-sentence perplexity once it sees the last 20 words, and within 3-6% once
 # it sees 10. Cut to 2 words, the models without attention or a memory block lose 37-46%, except the 279-wide
-# LSTM (47-50%), and every model that attends or reads a memory 47-82% (RMR least). Width alone, then, moves
-# the cost as far as some heads do: the same budget that widens key-value-predict's LSTM to 279 units may
-# explain part of its cost.
+# LSTM (47-50%), and every model that attends or reads a memory 47-82% (RMR least). The wide LSTM loses as
+# much as some heads, though the 4-gram RNN, on an LSTM of the same width, loses 44-46%: the width a budget gives
+# a head may explain part of its cost, not all of it.
 #
 # A larger cost means a model loses more when the words before the last two
 # are taken away: either it uses those words more, or it copes worse with a history that starts from a zero

@@ -31,8 +31,8 @@
 # cross a border of the margin on their seeds alone, and the heads without the predict part gain nothing
 # measurable.
 #
-# An LSTM as wide as those two heads, with no head, beats both by about 2% (*inconclusive* with the allowance,
-# but neither interval includes a gain for the head): their gain is the width's.
+# Against a plain LSTM as wide as those two heads (4.5M parameters), both end about 2% higher (*inconclusive*):
+# the heads add no measurable gain over it, so their gain over the budget's LSTM need not come from the head.
 #
 # Under the paper's own recipe at a third of its widths, the LSTM control at best ties the bigram count model
 # (one seed of three) and the heads overfit: *inconclusive*. The tuned runs of the paper's recipe are listed
@@ -232,13 +232,14 @@ for (run, control), (change, low, high) in changes.items():
 # and key-value gain nothing measurable (+0.3% and +0.0%), against the paper's 3.5% and 7.3%.
 #
 # **The same-width LSTM.** The key-value-predict and 4-gram LSTMs are 279 wide against the control's 128,
-# so part of their gain may be width rather than the head. The 279-wide LSTM without a head separates the two
-# (4.5M parameters: its softmax reads all 279 units, where the heads' reads a part). It beats the 128-wide
-# control by 4.0%, about twice what either head gains, and it beats both heads, key-value-predict by 1.9% and
-# the 4-gram RNN by 2.3%. On the seeds alone the two intervals start at +0.6% and +0.9%, just short of
-# clearing the +1% margin; widened by the hardware allowance (the heads' seeds partly on the EPYC) they start at
-# +0.0% and +0.4%. Both rows read *inconclusive*, yet neither interval includes a gain for the head: at this
-# size the heads' gain over the budget's LSTM is the width's.
+# so part of their gain may be width rather than the head. The 279-wide LSTM without a head tests this, though
+# not cleanly: it lacks the split output too, so its softmax reads all 279 units where the heads' reads a part
+# (4.5M parameters against 2.7M). It is 4.0% below the 128-wide control, about twice what either head gains, and the
+# heads end above it, key-value-predict by 1.9% and the 4-gram RNN by 2.3%. On the seeds alone the two
+# intervals start at +0.6% and +0.9%, short of the +1% that *worse* needs; widened by the hardware allowance
+# (the heads' seeds partly on the EPYC) they start at about no change (+0.0%) and +0.4%. Both rows read
+# *inconclusive*, and neither interval includes a gain for the head: a head and a split output do not beat a
+# plain LSTM of the same width, so the heads' 2% over the budget's LSTM need not come from the head.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 lstm_ptb = matched["lstm"].values("test_ppl")
@@ -251,7 +252,7 @@ assert [f"{changes[run, 'lstm-h279'][1] - same_width[run].machine:+.1%}" for run
     "+0.0%", "+0.4%"]  # "reach down to": no gain for the head inside either
 assert round(matched["lstm-h279"].results[0]["parameters"] / 1e6, 1) == 4.5
 assert set(matched["lstm-h279"].machine_kinds()) == {"Xeon"}
-assert 1.7 < changes["lstm-h279", "lstm"][0] / changes["kvp-L5", "lstm"][0] < 2.3  # "about twice"
+assert all(1.7 < changes["lstm-h279", "lstm"][0] / changes[r, "lstm"][0] < 2.3 for r in ("kvp-L5", "ngram4"))
 assert all(changes[r, "lstm"][2] < -0.01 and label_of["compare", r, "lstm"] == "inconclusive" for r in ("kvp-L5", "ngram4"))
 assert all(max(matched[r].values("test_ppl")) < min(lstm_ptb) for r in ("kvp-L5", "ngram4")), "every seed"
 assert all(0.15 < changes[r, "lstm"][0] / p < 0.25 for r, p in (("kvp-L5", -0.110), ("ngram4", -0.109)))  # "a fifth"
@@ -486,5 +487,5 @@ show_waiting("03", results_dir);
 # %% [markdown]
 # One measurement waits too. The heads' seeds that ran on the AMD EPYC, rerun on the Intel Xeon with their
 # stored commands, would put both sides of the matched rows on one kind of processor and remove their hardware
-# allowance (section 4); the same-width rows, whose intervals on the seeds alone fall just short of *worse*,
-# would narrow too.
+# allowance (section 4). The same-width rows would stay *inconclusive* unless the reruns move (their intervals on
+# the seeds alone start at +0.6% and +0.9%); more seeds of both sides could decide them.
