@@ -224,14 +224,13 @@ def training_cost(settings: Sequence, undecided: int = 0) -> str:
     """What training the missing seeds of ``settings`` (:class:`mlm.stored.StoredSetting`) costs, in words: how
     many runs and their expected hours on one CPU thread (the manifests' estimates), plus the two further seeds
     of the choice of each of the ``undecided`` tuned sides, which the manifest adds once its grid is complete."""
-    runs = sum(s.expected - len(s.seeds) for s in settings)
-    if not runs:
+    lacking = [(s.expected - len(s.seeds), s.spec.hours) for s in settings if s.expected > len(s.seeds)]
+    if not lacking:
         return ""
-    hours = [s.spec.hours for s in settings if s.expected > len(s.seeds)]
+    runs = sum(n for n, _ in lacking)
     text = f"{runs} run{'s' * (runs != 1)}"
-    if all(h is not None for h in hours):
-        total = sum((s.expected - len(s.seeds)) * s.spec.hours for s in settings)
-        text += f", about {total:.0f} h on one CPU thread"
+    if all(hours is not None for _, hours in lacking):
+        text += f", about {sum(n * hours for n, hours in lacking):.0f} h on one CPU thread"
     if undecided:
         text += f", then 2 more seeds of {'each side' if undecided > 1 else 'the tuned side'}'s choice"
     return text
