@@ -306,7 +306,7 @@ plt.show()
 # %% [markdown]
 # Before training, every slot gets its share to within 0.1%: with all weights drawn from a small range the
 # scores barely differ. After training the profile tilts towards the recent outputs, but gently: the oldest
-# slots sit a few percent below uniform and those two to five steps back 3 to 9% above, while the previous
+# slots sit a few percent below uniform and those two to five steps back 1 to 10% above, while the previous
 # output gets about its share: far from the paper's lean on the last five.
 #
 # This small run cannot test the paper's Figure 3b: five passes over 60,000 tokens have moved the head only a
@@ -320,7 +320,7 @@ after, start = (L * by_position[name] for name in ("after training", "at initial
 if size == "reduced":  # the paragraph reads the reduced run
     assert (start - 1).abs().max() < 0.001, start  # "to within 0.1%"
     assert 0.02 < 1 - float(after[:3].min()) < 0.15, after  # the oldest slots "a few percent below uniform"
-    assert (0.02 < after[L - 5:L - 1] - 1).all() and (after[L - 5:L - 1] - 1 < 0.10).all(), after  # "two to five"
+    assert (0.01 < after[L - 5:L - 1] - 1).all() and (after[L - 5:L - 1] - 1 < 0.10).all(), after  # "two to five"
     assert abs(float(after[-1]) - 1) < 0.05, after  # "the previous output gets about its share"
     assert after[:5].mean() < after[-5:].mean(), after  # "tilts towards the recent outputs"
 assert len(articles) == 60 and (size != "reduced" or sum(len(a["alpha"]) - L for a in articles) == 60 * (100 - L))
@@ -355,19 +355,19 @@ print("read least: " + ", ".join(f"{w} {math.exp(s):.1f}x" for s, w in salience[
 
 # %% [markdown]
 # What the head has learned is a taste for particular words more than for recency: the outputs computed at full
-# stops and at the words `an` and `a` get about two to three times their share on average over every step
-# that reads them, while those at `<eos>`, the end-of-line token, get a fraction of it. Before training no word
-# stood out, so this taste was learned. In the heatmap a full stop's column stays red from nearly every row
-# that reads it, which suggests a fixed preference for some words rather than a lookup chosen by the current
-# step; the book does not measure that split.
+# stops and at the words `an` and `a` get about two to three times their share on average over every step that
+# reads them, while those at `<eos>`, the end-of-line token, are among the least read, well under their share.
+# Before training no word stood out, so this taste was learned. In the heatmap a full stop's column stays red from
+# nearly every row that reads it, which suggests a fixed preference for some words rather than a lookup chosen by
+# the current step; the book does not measure that split.
 
 # %% tags=["remove-input"] jupyter={"source_hidden": true}
 # The paragraph above describes these numbers; the assertions keep it true when the chapter is re-executed.
 ratio = {w: math.exp(s) for s, w in salience}
 if size == "reduced":  # the paragraph reads the reduced run
-    assert {"an", "a", "."} <= {w for _, w in salience[:3]} and "<eos>" == salience[-1][1], salience[:5] + salience[-5:]
+    assert {"an", "a", "."} <= {w for _, w in salience[:3]} and "<eos>" in {w for _, w in salience[-5:]}, salience
     assert all(1.85 <= ratio[w] < 3.0 for w in ("an", "a", ".")), ratio  # "about two to three times"
-    assert ratio["<eos>"] < 0.5, ratio  # "a fraction of it"
+    assert ratio["<eos>"] < 0.8, ratio  # "among the least read, well under their share"
     before = {}  # the same means before training: "no word stood out"
     for a in untrained:
         for t in range(L, len(a["inputs"])):
@@ -422,10 +422,10 @@ for pair, (_, label, pct) in shown.items():
     assert row.verdict == label and round(100 * relative_change(*row.seeds[:2])[0], 1) == pct, (pair, row.verdict)
 kvp = matched["kvp-L5", "lstm"]
 runs = {name for pair in shown for name in pair}
-specs = [s for s in load_manifest("compare") if s.group == "compare-ptb" and s.base in runs]
+specs = [s for s in load_manifest("compare") if s.group == "compare-ptb" and s.base in runs | {"lstm-h279"}]
 settings = load_settings(specs, "../results")
-sizes = [r["parameters"] for setting in settings.values() for r in setting.results]
-assert {s.base for s in specs} == runs and all(abs(v / 2.7e6 - 1) < 0.01 for v in sizes), sizes  # "about 2.7M"
+sizes = [r["parameters"] for run in runs for r in settings[run].results]
+assert {s.base for s in specs} == runs | {"lstm-h279"} and all(abs(v / 2.7e6 - 1) < 0.01 for v in sizes), sizes  # "about 2.7M"
 assert all(s.preset == "tran2016-ptb-lstm1" and s.config().data.protocol == "sentence" for s in specs)  # the recipe
 assert max(kvp.seeds[0]) < min(kvp.seeds[1]) and round(100 * kvp.seeds[2]) == -11, kvp.seeds  # "every seed", "11%"
 assert 0.15 < relative_change(*kvp.seeds[:2])[0] / kvp.seeds[2] < 0.25  # "about a fifth"
@@ -438,8 +438,7 @@ assert len(set(kinds["lstm"])) == 1 and all(
 assert all(abs(relative_change(*matched[p].seeds[:2])[0]) < 0.01 for p in (("kvp-L1", "kvp-L5"), ("kvp-L15", "kvp-L5")))
 assert round(100 * matched["ngram4", "kvp-L5"].seeds[2], 1) == 0.1  # "(the paper: 0.1%)"
 wide = {run: matched[run, "lstm-h279"] for run in ("kvp-L5", "ngram4")}  # "a plain LSTM of their width"
-[h279] = load_settings([s for s in load_manifest("compare") if s.base == "lstm-h279"], "../results").values()
-assert round(h279.results[0]["parameters"] / 1e6, 1) == 4.5  # "4.5M parameters"
+assert round(settings["lstm-h279"].results[0]["parameters"] / 1e6, 1) == 4.5  # "4.5M parameters"
 assert {settings[r].results[0]["config"]["model"]["hidden_size"] for r in ("kvp-L5", "ngram4")} == {279} and \
     settings["lstm"].results[0]["config"]["model"]["hidden_size"] == 128  # "a 279-wide LSTM against the control's 128"
 assert [(r.verdict, f"{relative_change(*r.seeds[:2])[0]:+.1%}") for r in wide.values()] == [

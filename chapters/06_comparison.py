@@ -276,16 +276,16 @@ assert [recipe["train"][k] for k in ("optimizer", "lr", "epochs", "decay_start",
 # section 6](00_language_modelling.ipynb)). The bar is the 95% interval of the change in test perplexity, the
 # thin extension the hardware allowance, the grey band the ±1% margin. The diamond is the paper's own change,
 # drawn only where the paper measured the same contrast: not for the tied LSTM, RM and RMR, to which the budget
-# gives another width than the control's, nor for Salton's rows, whose paper set its model beside another
-# paper's LSTM.
+# gives another width than the control's, nor for the heads against the LSTM of their width, nor for Salton's
+# rows, whose paper set its model beside another paper's LSTM.
 #
-# Salton's rows have no paper change to fall short of, so an interval wholly beyond −1% reads *holds*. A side
+# A row without a diamond has no paper change to fall short of, so an interval wholly beyond −1% reads *holds*. A side
 # named in parentheses after a label marks an unequal trial: smoothing faces a control with no regularizer,
 # which handicaps the control.
 
 # %%
 rows = current_rows("compare", results_dir)  # claim -> its row (three seeds a side, no fairer row of it decided)
-interval_plot(compare.paper_yardsticks(rows), [compare.ROW_LABELS[text] for text in rows],
+interval_plot(list(rows.values()), [compare.ROW_LABELS[text] for text in rows],
               title="Each family against its control, one recipe")
 plt.show()
 print(f"{'row':<40} {'change':>7}  {'95% interval':<18}{'with allowance':<18}label")
@@ -335,9 +335,8 @@ assert all(relative_change(*verdict[p].seeds[:2])[1] - verdict[p].machine >= 0 f
 width_gain = relative_change(settings["lstm-h279"].values("test_ppl"), settings["lstm"].values("test_ppl"))[0]
 assert all(1.7 < width_gain / change[p] < 2.3 for p in daniluk)  # the verdict: "half what a plain LSTM ... gains"
 assert round(settings["lstm-h279"].results[0]["parameters"] / 1e6, 1) == 4.5  # "4.5M parameters"
-shown = compare.paper_yardsticks(rows)  # the figure's diamonds: none for the rows of another contrast
-assert {compare.ROW_LABELS[t] for t, r in zip(rows, shown) if r.seeds[2] is None and rows[t].seeds[2] is not None} == {
-    compare.ROW_LABELS[c.text] for c in compare.CLAIMS if (c.model, c.control) in compare.OTHER_CONTRAST}
+other = {c.text for c in compare.CLAIMS if c.contrast}  # the figure's diamonds: none for the rows of another contrast
+assert len(other) == len(compare.OTHER_CONTRAST) and all(rows[t].seeds[2] is None for t in other if t in rows)
 
 # %% [markdown]
 # Under one recipe and one parameter count:

@@ -240,7 +240,9 @@ class PaperClaim:
     then reads the candidate with the lowest mean validation perplexity over the seeds all its candidates
     share (:func:`mlm.evidence.stored_claims`). ``tuning`` says in words how each side was tuned, and
     ``handicaps`` which side an unequal effort handicaps ("the paper", "the control"; "" where equal);
-    ``unfair`` says why the trial could not be made equal where it is not."""
+    ``unfair`` says why the trial could not be made equal where it is not. ``contrast`` names the contrast the
+    paper's pair measured where it is not the row's own ("at equal width"): its change then sets no size for
+    the verdict, and a figure draws no ◇ for it."""
 
     text: str  # the claim in the book's words, with its source
     group: str
@@ -255,6 +257,7 @@ class PaperClaim:
     tuning: str = ""
     handicaps: str = ""
     unfair: str = ""
+    contrast: str = ""  # the paper's pair measured another contrast, e.g. "at equal width"
 
     def __post_init__(self):
         if self.handicaps not in ("", "the paper", "the control"):

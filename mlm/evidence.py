@@ -237,16 +237,18 @@ def training_cost(settings: Sequence, undecided: int = 0) -> str:
 
 
 def _reported(claim: PaperClaim) -> tuple[str, float | None]:
-    """The paper's pair in words, and its change (None where the pair is no controlled comparison)."""
+    """The paper's pair in words, and its change (None where the pair is no controlled comparison, or measured
+    another contrast than the claim's row: ``claim.contrast``)."""
     paper_model, paper_control, _ = paper_numbers(claim)
     change = paper_model / paper_control - 1
     uncontrolled = paper_uncontrolled(claim)
-    notes = [n for n in (paper_reading(claim), uncontrolled and f"{uncontrolled}: direction only") if n]
+    notes = [n for n in (paper_reading(claim), uncontrolled and f"{uncontrolled}: direction only",
+                         claim.contrast and f"{claim.contrast}: another contrast, no yardstick") if n]
     if uncontrolled and change > -0.01:
         raise ValueError(f"{claim.text!r}: a paper pair that is no controlled comparison is read as a gain "
                          "(its direction only); this one reports none")
     text = f"paper {paper_model:.1f} vs {paper_control:.1f} ({change:+.1%}" + "".join(f"; {n}" for n in notes) + ")"
-    return text, None if uncontrolled else change
+    return text, None if uncontrolled or claim.contrast else change
 
 
 def stored_claims(claims: Sequence[PaperClaim], manifest: str, results: str | Path = "results") -> list[Claim]:

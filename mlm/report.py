@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mlm.claims import Claim, PaperClaim, awaits_runs, markdown_cell, relative_change, show_markdown
-from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, stored_claims, waiting_text
+from mlm.evidence import COMPARISONS, MANIFESTS, paper_evidence, paper_numbers, stored_claims, waiting_text
 from mlm.stored import StoredSetting, load_settings, machine_label
 
 
@@ -55,7 +55,8 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
     side: the change alone) | seeds | label, with each row's question, tuning, reason and interval widening as numbered
     notes under it, written once however many rows share them. ``name`` turns a run's name into words,
     ``questions`` a manifest into the comparison's name (default :data:`mlm.evidence.COMPARISONS`), and ``paper``
-    gives the paper's cell (default: the paper's change where the claim has one, "–" otherwise); ``comparison``,
+    gives the paper's cell (default: the paper's change where the claim has one, in brackets with the contrast it
+    measured where that is another (``claim.contrast``), "–" otherwise); ``comparison``,
     where given, names a row's comparison from its manifest and claim instead of ``questions``."""
     questions = questions or COMPARISONS
     notes, lines = {}, ["| comparison | claim: model vs control | the paper | ours [seeds' 95% interval]; widened | "
@@ -72,6 +73,9 @@ def compact_verdicts(rows: Sequence[tuple[str, PaperClaim, Claim]], name: Callab
             paper_cell = paper(manifest, claim, row)
         else:
             paper_cell = f"{row.seeds[2]:+.1%}" if row.seeds and row.seeds[2] is not None else "–"
+            if claim.contrast:  # the paper's change answers another question than the row's
+                paper_model, paper_control = paper_numbers(claim)[:2]
+                paper_cell = f"({paper_model / paper_control - 1:+.1%} {claim.contrast})"
         seeds = f"{len(row.seeds[0])} vs {len(row.seeds[1])}" if row.seeds else "–"
         if awaits_runs(row) or not row.seeds:
             ours, seeds = row.verdict, "–"

@@ -174,7 +174,7 @@ def plot_verdicts(path: str | Path, results: str | Path = "results") -> Path:
     from mlm.plots import interval_plot
 
     decided = current_rows("compare", results)
-    ax = interval_plot(compare.paper_yardsticks(decided), [compare.ROW_LABELS[text] for text in decided],
+    ax = interval_plot(list(decided.values()), [compare.ROW_LABELS[text] for text in decided],
                        title="Each claim against its control under one recipe on PTB (2.70M parameters but the d = 128 row)")
     path = Path(path)
     ax.figure.savefig(path, dpi=100, bbox_inches="tight")

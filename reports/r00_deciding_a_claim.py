@@ -215,13 +215,15 @@ assert (len(window), len(lstm)) == (3, 5) and 4 < nu < 5
 # | *inconclusive* | anything else | the seeds cannot tell these apart |
 # | flag: *larger than reported: check the control* | $hi < \min(2c, -m)$ | a gain far beyond the paper's |
 #
-# The labels are symmetric around zero: *worse* must clear the margin exactly as *no effect* must sit inside
-# it, so a vaguer interval never earns a stronger label. The flag replaces *holds*: a gain whose whole interval
-# lies beyond twice the paper's (for a paper that reported no gain, any gain that clears the margin) points at
-# a control that trained badly more often than at a better model. For a claim of equality ("a window of one
-# does as well as five"), *no effect* is the label that supports it. Fewer than three seeds on a side give no
-# label (*waiting for seeds*), unless the control does not beat counting (section 7): that reads
-# *inconclusive* whatever the seeds.
+# The labels are symmetric around zero: *worse* must clear the margin exactly as *no effect* must sit inside it, so
+# a vaguer interval never earns a stronger label. The flag replaces *holds*: a gain whose whole interval lies
+# beyond twice the paper's (for a paper that reported no gain, any gain that clears the margin) points at a control
+# that trained badly more often than at a better model.
+#
+# Where the paper measured another contrast than the row (it tied at equal width, ours ties at an equal parameter
+# count), its change sets no size: "no size reported". For a claim of equality ("a window of one does as well as
+# five"), *no effect* is the label that supports it. Fewer than three seeds on a side give no label (*waiting for
+# seeds*), unless the control does not beat counting (section 7): that reads *inconclusive* whatever the seeds.
 #
 # To see what the rule says when the truth is known, the figure pushes synthetic seeds through
 # `mlm.claims.verdict`: three seeds a side, each drawn from a normal distribution around its side's true mean
@@ -509,7 +511,7 @@ assert len(floored) == 4 and all(r.verdict == INCONCLUSIVE and c.group == "cpu-d
 
 # %% tags=[]
 rows = {c.text: r for m, c, r in every if m == "compare" and not awaits_runs(r)}
-interval_plot(compare.paper_yardsticks(rows), [compare.ROW_LABELS[t] for t in rows], title="The matched recipe, PTB")
+interval_plot(list(rows.values()), [compare.ROW_LABELS[t] for t in rows], title="The matched recipe, PTB")
 plt.show()
 
 # %% [markdown] tags=[]

@@ -258,6 +258,27 @@ def test_the_compact_verdict_table_prints_both_intervals_and_one_seed_rows():
     assert sum("(one seed: no interval)" in line for line in lines) == len(single)
     notes = [line for line in lines if line[:1].isdigit()]
     assert len(notes) == len(set(n.split(". ", 1)[1] for n in notes)), notes  # each note once
+    other = [line for line in lines if "vs lstm-h279" in line]
+    assert len(other) == 2 and all("(-11.0% against a narrower LSTM)" in line or "(-10.9% against a narrower LSTM)"
+                                   in line for line in other), other  # the paper's change, named as another contrast
+
+
+def test_a_paper_pair_of_another_contrast_sets_no_size_for_the_verdict():
+    """The rows whose paper measured another contrast (the tied LSTM at equal width, the heads against a
+    narrower LSTM) carry no paper's change: the rule reads their interval alone and figures draw no diamond."""
+    from mlm.claims import HOLDS, verdict
+    from mlm.evidence import paper_evidence
+    from mlm.manifests import compare
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    rows = {c.text: (c, r) for ch in ("01", "03", "04") for m, c, r in paper_evidence(ch, results) if m == "compare"}
+    other = {t for t, (c, _) in rows.items() if c.contrast}
+    assert len(other) == len(compare.OTHER_CONTRAST) == 5
+    assert all(rows[t][1].seeds[2] is None and "another contrast, no yardstick" in rows[t][1].evidence for t in other)
+    assert all(rows[t][1].seeds[2] is not None for t in rows if t not in other and rows[t][1].seeds)
+    # a gain twice the paper's would be flagged against it; with no yardstick it reads *holds*
+    assert verdict([95.0, 95.2, 94.8], [100.0, 100.2, 99.8], paper=-0.018) != HOLDS
+    assert verdict([95.0, 95.2, 94.8], [100.0, 100.2, 99.8], paper=None) == HOLDS
 
 
 def test_a_row_that_tunes_both_sides_replaces_the_one_it_supersedes_once_decided(tmp_path):

@@ -121,10 +121,22 @@ _TIED = ("tied", *GRIDS["tied"])
 _VS = ("vs-kn-tied", *GRIDS["vs-kn-tied"])
 
 
+# The rows whose paper measured another contrast, each with the one it measured: Press & Wolf and Tran et al.
+# compare at equal width, where the budget gives the two sides different widths here (the tied LSTM 228 against
+# 128, RM and RMR 66 and 65 against 128); Daniluk et al.'s heads face an LSTM of 300 units (their LSTMs are 834
+# and 968 wide, meant to match it in parameters), where the same-width rows set them against one of their 279.
+# The paper's change sets no size for these rows (``PaperClaim.contrast``).
+OTHER_CONTRAST = {("tied", "lstm"): "at equal width", ("rm-tm-g", "lstm"): "at equal width",
+                  ("rmr-notm-g", "lstm"): "at equal width",
+                  ("kvp-L5", "lstm-h279"): "against a narrower LSTM",
+                  ("ngram4", "lstm-h279"): "against a narrower LSTM"}
+
+
 def _claim(text, model, control, model_preset, control_preset, key="test", *, chapter, question, tuning=UNTUNED,
            handicaps="", unfair=""):
     return PaperClaim(text, "compare-ptb", model, control, model_preset, control_preset, key, chapter=chapter,
-                      question=question, tuning=tuning, handicaps=handicaps, unfair=unfair)
+                      question=question, tuning=tuning, handicaps=handicaps, unfair=unfair,
+                      contrast=OTHER_CONTRAST.get((model, control), ""))
 
 
 _salton = "Attention over the sentence so far, {} (Salton et al. 2017, Table 1), beats the LSTM"
@@ -204,26 +216,6 @@ def row_label(claim: PaperClaim) -> str:
 
 
 ROW_LABELS = {claim.text: row_label(claim) for claim in CLAIMS}
-
-# The rows whose paper measured another contrast: the paper compared at equal width, while the budget gives the
-# two sides different widths here (the tied LSTM 228 against 128, RM and RMR 66 and 65 against 128), so the
-# paper's change is no yardstick for them.
-OTHER_CONTRAST = {("tied", "lstm"), ("rm-tm-g", "lstm"), ("rmr-notm-g", "lstm"),
-                  ("kvp-L5", "lstm-h279"), ("ngram4", "lstm-h279")}  # the paper's LSTM is matched in parameters
-
-
-def without_paper(row):
-    """A claims row for a figure with no paper's change (no diamond): the paper measured another contrast."""
-    from dataclasses import replace
-
-    return replace(row, seeds=(*row.seeds[:2], None)) if row.seeds else row
-
-
-def paper_yardsticks(rows: dict) -> list:
-    """The claims rows ``rows`` ({claim text: row}, as :func:`mlm.evidence.decided_rows` gives them) for a
-    figure, the paper's change kept only where it measures the row's own contrast (not :data:`OTHER_CONTRAST`)."""
-    other = {c.text for c in CLAIMS if (c.model, c.control) in OTHER_CONTRAST}
-    return [without_paper(row) if text in other else row for text, row in rows.items()]
 
 # the overrides that make a family what it is; without them a family's overrides give the plain LSTM of the
 # same size (the bench's "same-size LSTM")

@@ -118,16 +118,15 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     """The decided claims rows of Tran et al.'s paper (``(manifest, claim, row)`` as
     :func:`mlm.evidence.paper_evidence` gives them) as interval plots (:func:`mlm.plots.interval_plot`), each
     row named by its two models in words ("RM(+tM-g) vs 1-layer LSTM"). ``panels`` maps a manifest to the
-    title of its own panel (default: one panel of all rows); the paper's diamond is left out where the paper
-    measured another contrast (:data:`mlm.manifests.compare.OTHER_CONTRAST`: RM and RMR at the book's equal
-    parameter count, where the paper compared at equal width). ``reader`` (a chapter): the label without the
+    title of its own panel (default: one panel of all rows); rows whose paper measured another contrast
+    (``claim.contrast``: RM and RMR at the book's equal parameter count, where the paper compared at equal
+    width) carry no paper's change, so no diamond. ``reader`` (a chapter): the label without the
     side an unequal trial handicaps, and the widened part of an interval named without the report's
     vocabulary. Rows still waiting
     for runs are left out, so the figure shows whatever is stored. Returns the figure."""
     from dataclasses import replace
 
     from mlm.claims import MARGIN, awaits_runs
-    from mlm.manifests.compare import OTHER_CONTRAST, without_paper
     from mlm.plots.claims import interval_plot
 
     decided = [(manifest, claim, row) for manifest, claim, row in rows if row.seeds and not awaits_runs(row)]
@@ -137,13 +136,7 @@ def memory_verdicts(rows, title: str = "", panels: dict | None = None, reader: b
     fig, axes = plt.subplots(len(panels), 1, figsize=(11.5, 0.45 * sum(heights) + 0.8 * len(panels) + 0.8),
                              height_ratios=heights, sharex=True, squeeze=False, layout="constrained")
     for ax, (key, panel_title), group in zip(axes[:, 0], panels.items(), groups):
-        shown = []
-        for manifest, claim, row in group:
-            if manifest == "compare" and (claim.model, claim.control) in OTHER_CONTRAST:
-                row = without_paper(row)  # the paper's change answers another question
-            if reader:
-                row = replace(row, handicaps="")
-            shown.append(row)
+        shown = [replace(row, handicaps="") if reader else row for _, _, row in group]
         labels = [" vs ".join(RUN_LABELS.get(run, run) for run in (row.model_run or claim.model,
                                                                   row.control_run or claim.control))
                   for _, claim, row in group]
