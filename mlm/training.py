@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from mlm.configs import Config, smoke_config
+from mlm.configs import Config, ConfigError, smoke_config
 from mlm.data import (Batches, Corpus, load_corpus, protocol_batches, synthetic_corpus, truncate_documents,
                       truncate_lines)
 from mlm.data.sentences import split_corpus
@@ -199,6 +199,15 @@ def set_matmul_precision(precision: str) -> None:
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision != "fp32"
 
 
+def cpu_bf16_supported() -> bool:
+    """Whether this CPU's oneDNN has bfloat16 kernels (AVX-512 BF16 or AMX), which the LSTM needs under bf16
+    autocast; True where torch cannot tell."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return True
+
+
 def autocast(cfg: Config, device):
     """The context of a training forward pass: bfloat16 autocast for ``train.precision="bf16"`` (the logits are
     cast to fp32 before the softmax and the loss, :func:`training_forward`), else plain fp32."""
@@ -345,6 +354,9 @@ def train(cfg: Config, run_dir: str | Path | None = None, resume: bool = True, p
     if t.threads:
         torch.set_num_threads(t.threads)
     device = choose_device(t.device)
+    if t.precision == "bf16" and device.type == "cpu" and not cpu_bf16_supported():
+        raise ConfigError("train.precision=bf16: this CPU has no bfloat16 kernels for the LSTM (oneDNN needs "
+                          "AVX-512 BF16 or AMX); train in fp32 here (the default), or in bf16 on a GPU")
     set_matmul_precision(t.precision)
     set_seed(t.seed)
     corpus = load_data(cfg)
