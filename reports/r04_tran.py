@@ -44,7 +44,6 @@ import matplotlib.pyplot as plt
 import torch
 
 from mlm.claims import relative_change, show_markdown, spread
-from mlm.evidence import paper_numbers
 from mlm.manifests import tuned
 from mlm.manifests.recall import FAMILY_RUNS
 from mlm.plots import (RUN_LABELS, attention_by_position, memory_seed_curves, memory_verdicts, recall_panels,
@@ -87,16 +86,7 @@ assert all(len(by_pair[key].seeds[0]) == len(by_pair[key].seeds[1]) == 3 for key
 
 # %% tags=[]
 QUESTION = {"cpu": "equal width", "compare": "equal parameters"}
-
-
-def paper_change(manifest, claim, row) -> str:
-    """The paper's change; at an equal parameter count it answers the equal-width question, not this one."""
-    paper_model, paper_control = paper_numbers(claim)[:2]
-    change = f"{paper_model / paper_control - 1:+.1%}"
-    return f"({change} at equal width)" if manifest == "compare" else change
-
-
-show_markdown(compact_verdicts(evidence, name, QUESTION, paper_change));
+show_markdown(compact_verdicts(evidence, name, QUESTION));
 
 # %% tags=[]
 memory_verdicts(evidence, panels={"cpu": "The paper's question: equal width (d = 128)",
